@@ -1,0 +1,103 @@
+// One error class over a closed set of codes. Every failure llmgw reports — to a
+// client on the data port, to an operator in a log, to another thread — carries one
+// of these codes, so callers branch on `code`, never on message text.
+
+/** How each code reaches an HTTP client: status and the OpenAI error `type`. */
+const CODES = {
+  // runtime
+  LLMGW_ACTOR_NOT_FOUND: { status: 500, type: 'server_error' },
+  LLMGW_ACTOR_STOPPED: { status: 503, type: 'server_error' },
+  LLMGW_ACTOR_EXISTS: { status: 500, type: 'server_error' },
+  LLMGW_MAILBOX_FULL: { status: 503, type: 'server_error' },
+  LLMGW_ASK_TIMEOUT: { status: 504, type: 'server_error' },
+  LLMGW_THREAD_DIED: { status: 503, type: 'server_error' },
+  LLMGW_HANDLER_FAILED: { status: 500, type: 'server_error' },
+  LLMGW_SHUTTING_DOWN: { status: 503, type: 'server_error' },
+  LLMGW_ESCALATED: { status: 500, type: 'server_error' },
+  // config
+  LLMGW_CONFIG_INVALID: { status: 500, type: 'server_error' },
+  LLMGW_CONFIG_UNREADABLE: { status: 500, type: 'server_error' },
+  // data port / engines
+  LLMGW_INVALID_REQUEST: { status: 400, type: 'invalid_request_error' },
+  LLMGW_BODY_TOO_LARGE: { status: 413, type: 'invalid_request_error' },
+  LLMGW_MODEL_NOT_FOUND: { status: 404, type: 'invalid_request_error' },
+  LLMGW_NOT_FOUND: { status: 404, type: 'invalid_request_error' },
+  LLMGW_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },
+  LLMGW_CONTEXT_TOO_LONG: { status: 400, type: 'invalid_request_error' },
+  LLMGW_NO_ENDPOINT: { status: 503, type: 'server_error' },
+  LLMGW_UPSTREAM_FAILED: { status: 502, type: 'server_error' },
+  LLMGW_UPSTREAM_TIMEOUT: { status: 504, type: 'server_error' },
+  LLMGW_UNAUTHORIZED: { status: 401, type: 'invalid_request_error' },
+  // cli
+  LLMGW_ADMIN_UNREACHABLE: { status: 502, type: 'server_error' },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof CODES;
+
+/** The form an error takes when it crosses a thread or a process boundary. */
+export interface SerializedError {
+  name: string;
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export class LlmgwError extends Error {
+  override readonly name = 'LlmgwError';
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return CODES[this.code].status;
+  }
+
+  get openaiType(): string {
+    return CODES[this.code].type;
+  }
+
+  /** Any thrown value as an LlmgwError; foreign errors keep their message. */
+  static from(err: unknown, fallback: ErrorCode = 'LLMGW_HANDLER_FAILED'): LlmgwError {
+    if (err instanceof LlmgwError) return err;
+    if (isSerializedError(err)) return LlmgwError.deserialize(err);
+    if (err instanceof Error) return new LlmgwError(fallback, err.message, { cause: err.name });
+    return new LlmgwError(fallback, String(err));
+  }
+
+  serialize(): SerializedError {
+    const out: SerializedError = { name: this.name, code: this.code, message: this.message };
+    if (this.details) out.details = this.details;
+    return out;
+  }
+
+  static deserialize(s: SerializedError): LlmgwError {
+    return new LlmgwError(s.code in CODES ? s.code : 'LLMGW_HANDLER_FAILED', s.message, s.details);
+  }
+
+  /** The OpenAI error body: `{"error":{"message","type","param","code"}}`. */
+  toOpenAI(param: string | null = null): { error: { message: string; type: string; param: string | null; code: string } } {
+    return { error: { message: this.message, type: this.openaiType, param, code: openaiCode(this) } };
+  }
+}
+
+function openaiCode(err: LlmgwError): string {
+  switch (err.code) {
+    case 'LLMGW_MODEL_NOT_FOUND':
+      return 'model_not_found';
+    case 'LLMGW_UNAUTHORIZED':
+      return 'invalid_api_key';
+    default:
+      return err.code.slice('LLMGW_'.length).toLowerCase();
+  }
+}
+
+function isSerializedError(v: unknown): v is SerializedError {
+  return typeof v === 'object' && v !== null && (v as SerializedError).name === 'LlmgwError' && typeof (v as SerializedError).code === 'string';
+}
+
+export const errorCodes = Object.freeze(Object.keys(CODES) as ErrorCode[]);
