@@ -1,0 +1,65 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { LlmgwError } from '../../src/errors.js';
+import { Mailbox } from '../../src/runtime/mailbox.js';
+import { stopWaves } from '../../src/runtime/stop-order.js';
+
+test('mailbox: FIFO across the ring boundary, with a high-water mark', () => {
+  const m = new Mailbox<number>({ capacity: 3, overflow: 'reject' });
+  const out: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    m.push(i, 'a');
+    if (i % 2 === 1) out.push(m.shift()!, m.shift()!);
+  }
+  assert.equal(out, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.is(m.size, 0);
+  assert.is(m.highWater, 2);
+});
+
+test('mailbox: reject refuses the newest and counts it', () => {
+  const m = new Mailbox<number>({ capacity: 2, overflow: 'reject' });
+  m.push(1, 'a');
+  m.push(2, 'a');
+  assert.throws(() => m.push(3, 'a'), (e: unknown) => e instanceof LlmgwError && e.code === 'LLMGW_MAILBOX_FULL');
+  assert.is(m.rejected, 1);
+  assert.is(m.shift(), 1);
+});
+
+test('mailbox: drop-oldest hands back the evicted item', () => {
+  const m = new Mailbox<number>({ capacity: 2, overflow: 'drop-oldest' });
+  m.push(1, 'a');
+  m.push(2, 'a');
+  assert.is(m.push(3, 'a'), 1);
+  assert.is(m.dropped, 1);
+  const rest: number[] = [];
+  m.drainTo((x) => rest.push(x));
+  assert.equal(rest, [2, 3]);
+});
+
+test('mailbox: a capacity below 1 is refused', () => {
+  assert.throws(() => new Mailbox({ capacity: 0, overflow: 'reject' }), /capacity/);
+});
+
+test('stop order: dependents and children stop before what they need', () => {
+  const { waves, cycle } = stopWaves([
+    { name: 'store', parent: null, dependsOn: [] },
+    { name: 'usage', parent: null, dependsOn: ['store'] },
+    { name: 'router', parent: null, dependsOn: ['usage'] },
+    { name: 'pollers', parent: null, dependsOn: [] },
+    { name: 'poller-a', parent: 'pollers', dependsOn: ['router'] },
+  ]);
+  assert.equal(waves, [['poller-a'], ['pollers', 'router'], ['usage'], ['store']]);
+  assert.equal(cycle, []);
+});
+
+test('stop order: a cycle is stopped last, together, and reported', () => {
+  const { waves, cycle } = stopWaves([
+    { name: 'a', parent: null, dependsOn: ['b'] },
+    { name: 'b', parent: null, dependsOn: ['a'] },
+    { name: 'c', parent: null, dependsOn: ['unknown'] },
+  ]);
+  assert.equal(waves, [['c'], ['a', 'b']]);
+  assert.equal(cycle, ['a', 'b']);
+});
+
+test.run();

@@ -1,0 +1,111 @@
+import type { TransferListItem } from 'node:worker_threads';
+import type { Logger } from '../log.js';
+import type { MailboxOptions } from './mailbox.js';
+import type { AskOf, Message, MessageOf, ReplyOf, TellOf } from './protocol.js';
+import type { ChildFailure, SupervisionPolicy, SupervisorDecision } from './supervision.js';
+
+/** Options for one `ask`. */
+export interface AskOptions {
+  /** Milliseconds before the ask fails with LLMGW_ASK_TIMEOUT (default: the system's). */
+  timeoutMs?: number;
+  /** Buffers to move (not copy) to the receiving thread; the sender loses them. */
+  transfer?: TransferListItem[];
+}
+
+/**
+ * A location-transparent address. The same calls work whether the actor lives on this
+ * thread or another; only the cost differs (see `npm run bench`).
+ */
+export interface ActorRef<M extends Message> {
+  readonly name: string;
+  /** Fire and forget. Throws LLMGW_MAILBOX_FULL at once when a local mailbox refuses. */
+  tell(msg: TellOf<M>, transfer?: TransferListItem[]): void;
+  /** Request/reply with a timeout; rejects with the handler's error as an LlmgwError. */
+  ask<T extends AskOf<M>['type']>(msg: { type: T } & MessageOf<M, T>, opts?: AskOptions): Promise<ReplyOf<M, T>>;
+}
+
+export interface SpawnOptions<A> {
+  name: string;
+  /** `main` or the name of a worker thread declared when the system started. */
+  thread?: string;
+  args: A;
+  /**
+   * Actors this one sends to while it drains. Shutdown stops dependents first, so an
+   * actor flushing on stop still finds the actors it depends on alive.
+   */
+  dependsOn?: string[];
+}
+
+/** CPU work run on the piscina pool; usable from an actor on any thread. */
+export interface CpuRunner {
+  run<R>(task: string, data: unknown, transfer?: TransferListItem[]): Promise<R>;
+}
+
+export interface ActorContext<M extends Message> {
+  readonly name: string;
+  readonly thread: string;
+  readonly self: ActorRef<M>;
+  readonly log: Logger;
+  readonly cpu: CpuRunner;
+  /** An address for a named actor; the caller states its protocol. */
+  ref<N extends Message>(name: string): ActorRef<N>;
+  /** Spawns a child supervised by this actor. */
+  spawn<N extends Message, A>(def: ActorDef<N, any, A>, opts: SpawnOptions<A>): Promise<ActorRef<N>>;
+  /** Sends `msg` to this actor after `ms` (every `ms` when `repeat`). Replaces a timer with the same key; cleared on restart and stop. */
+  schedule(key: string, ms: number, msg: TellOf<M>, repeat?: boolean): void;
+  cancel(key: string): void;
+}
+
+/** One handler per message type: exhaustive by construction, replies typed per message. */
+export type Handlers<M extends Message, S> = {
+  [T in M['type']]: (state: S, msg: MessageOf<M, T>, ctx: ActorContext<M>) => ReplyOf<M, T> | Promise<ReplyOf<M, T>>;
+};
+
+export interface ActorDef<M extends Message, S, A> {
+  /** Unique across the program: how a worker thread finds this definition. */
+  readonly kind: string;
+  /** `import.meta.url` of the defining module, imported by worker threads. */
+  readonly module: string;
+  readonly mailbox: MailboxOptions;
+  readonly supervision?: Partial<SupervisionPolicy>;
+  /** Builds fresh state: at start and after every restart. */
+  init(args: A, ctx: ActorContext<M>): S | Promise<S>;
+  readonly handlers: Handlers<M, S>;
+  /** Runs once on orderly stop, after the mailbox has drained: flush buffers here. */
+  stop?(state: S, ctx: ActorContext<M>): void | Promise<void>;
+  /** A child used up its restarts. Without this hook the failure escalates further. */
+  onChildFailure?(state: S, failure: ChildFailure, ctx: ActorContext<M>): SupervisorDecision;
+}
+
+/** Protocol of a definition, for typing refs from a def. */
+export type ProtocolOf<D> = D extends ActorDef<infer M, any, any> ? M : never;
+
+const registry = new Map<string, ActorDef<any, any, any>>();
+
+/**
+ * Declares an actor kind for protocol `M`. Curried so that `M` is stated and the state
+ * and argument types are inferred:
+ *
+ *   export const counter = defineActor<CounterMsg>()({ kind: 'counter', module: import.meta.url, ... })
+ */
+export function defineActor<M extends Message>() {
+  return <S, A>(def: ActorDef<M, S, A>): ActorDef<M, S, A> => {
+    const existing = registry.get(def.kind);
+    if (existing && existing.module !== def.module) {
+      throw new Error(`actor kind '${def.kind}' is defined twice: ${existing.module} and ${def.module}`);
+    }
+    registry.set(def.kind, def);
+    return Object.freeze(def);
+  };
+}
+
+/** Finds a definition by kind, importing its module first (worker threads start empty). */
+export async function resolveDef(kind: string, module: string): Promise<ActorDef<any, any, any>> {
+  let def = registry.get(kind);
+  if (!def) {
+    await import(module);
+    def = registry.get(kind);
+  }
+  if (!def) throw new Error(`module ${module} does not define actor kind '${kind}'`);
+  return def;
+}
