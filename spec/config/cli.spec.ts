@@ -1,0 +1,80 @@
+import { Writable } from 'node:stream';
+import { Cli } from 'clipanion';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigCheckCommand } from '../../src/cli/commands/config-check.js';
+import { ConfigSchemaCommand } from '../../src/cli/commands/config-schema.js';
+import { configSchemaJson } from '../../src/config/index.js';
+import { BASE, tempFile } from './helpers.js';
+
+async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cli = new Cli({ binaryName: 'llmgw' });
+  cli.register(ConfigCheckCommand);
+  cli.register(ConfigSchemaCommand);
+  let stdout = '';
+  let stderr = '';
+  const sink = (add: (s: string) => void): Writable =>
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        add(chunk.toString());
+        done();
+      },
+    });
+  const code = await cli.run(argv, {
+    stdin: process.stdin,
+    stdout: sink((s) => (stdout += s)),
+    stderr: sink((s) => (stderr += s)),
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+test('config schema prints the schema', async () => {
+  const r = await run(['config', 'schema']);
+  assert.is(r.code, 0);
+  assert.is(r.stdout, configSchemaJson());
+});
+
+test('config check prints ok for a valid file', async () => {
+  const path = tempFile('llmgw.yaml', BASE);
+  const r = await run(['config', 'check', '--config', path]);
+  assert.is(r.code, 0);
+  assert.is(r.stdout, `ok: ${path}\n`);
+  assert.is(r.stderr, '');
+});
+
+test('config check prints every problem and exits 1', async () => {
+  const path = tempFile('llmgw.yaml', BASE.replace('tp: 1', 'tp: 0') + 'log_level: loud\n');
+  const r = await run(['config', 'check', '--config', path]);
+  assert.is(r.code, 1);
+  assert.is(r.stdout, '');
+  assert.is(r.stderr, `${path}: log_level: must be one of debug, info, warn, error, silent\n${path}: models[2].profiles[0].tp: must be ≥ 1\n`);
+});
+
+test('config check applies the environment, unless --no-env', async () => {
+  const path = tempFile('llmgw.yaml', BASE);
+  const bad = await run(['config', 'check', '--config', path], { LLMGW_ROUTER__MAX_BODY_BYTES: 'lots' });
+  assert.is(bad.code, 1);
+  assert.is(bad.stderr, 'env LLMGW_ROUTER__MAX_BODY_BYTES: must be an integer, got "lots"\n');
+  const ignored = await run(['config', 'check', '--config', path, '--no-env'], { LLMGW_ROUTER__MAX_BODY_BYTES: 'lots' });
+  assert.is(ignored.code, 0);
+});
+
+test('config check says why a file cannot be read', async () => {
+  const path = tempFile('llmgw.yaml', '') + '.missing';
+  const r = await run(['config', 'check', '--config', path]);
+  assert.is(r.code, 1);
+  assert.is(r.stderr, `${path}: cannot read the config file: no such file or directory (ENOENT)\n`);
+});
+
+test('config check with no --config checks LLMGW_CONFIG, else the embedded default', async () => {
+  const path = tempFile('llmgw.yaml', 'log_level: loud\n');
+  const r = await run(['config', 'check'], { LLMGW_CONFIG: path });
+  assert.is(r.code, 1);
+  assert.match(r.stderr, `${path}: log_level:`);
+  const d = await run(['config', 'check']);
+  assert.is(d.code, 0);
+  assert.is(d.stdout, 'ok: (embedded default)\n');
+});
+
+test.run();

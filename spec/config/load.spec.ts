@@ -1,0 +1,208 @@
+import { chmodSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { LlmgwError } from '../../src/errors.js';
+import { configSchema, DEFAULT_CONFIG_SOURCE, loadConfig, parseConfig } from '../../src/config/index.js';
+import type { SchemaNode } from '../../src/config/schema.js';
+import { BASE, tempFile } from './helpers.js';
+
+const FULL = `# yaml-language-server: $schema=../schema/llmgw.schema.json
+listen: "0.0.0.0:8080"
+admin_listen: "127.0.0.1:9090"
+admin_token: s3cret
+log_level: debug
+runtime:
+  ask_timeout_ms: 1000
+  shutdown_timeout_ms: 2000
+router:
+  max_body_bytes: 1048576
+  connect_timeout_ms: 100
+  first_token_timeout_ms: 200
+  idle_timeout_ms: 300
+  poll_interval_ms: 400
+  stale_after_ms: 500
+models:
+  - name: llama-3.1-8b
+    aliases: [llama-8b]
+    fallbacks: [llama]
+    routing_profile: chat
+    max_model_len: 32768
+    profiles:
+      - name: l40s-tp1
+        gpu_class: l40s
+        tp: 1
+  - name: llama-3.3-70b
+    aliases: [llama]
+    fallbacks: [llama-8b]
+    routing_profile: batch
+    max_model_len: 131072
+    profiles:
+      - name: h100-tp4
+        engine: sglang
+        gpu_class: h100-80g
+        tp: 4
+        pp: 2
+        nodes: 2
+        replicas: 0
+endpoints:
+  - id: gpu-a-0
+    url: https://gpu-a-0.example:8000
+    models: [llama-3.1-8b]
+    pool: ib-a/h100-80g
+    weight: 2.5
+    priority: -1
+simulate:
+  - model: llama-3.1-8b
+    replicas: 3
+    speed: 10
+    flavor: sglang
+    seed: 7
+    max_num_seqs: 64
+    num_gpu_blocks: 1000
+`;
+
+test('a config that sets every key is read as written', () => {
+  const c = parseConfig(FULL, 'full.yaml', {});
+  assert.equal(c.router, { max_body_bytes: 1048576, connect_timeout_ms: 100, first_token_timeout_ms: 200, idle_timeout_ms: 300, poll_interval_ms: 400, stale_after_ms: 500 });
+  assert.equal(c.runtime, { ask_timeout_ms: 1000, shutdown_timeout_ms: 2000 });
+  assert.is(c.admin_token, 's3cret');
+  assert.is(c.log_level, 'debug');
+  assert.equal(c.models[1]!.profiles[0], { name: 'h100-tp4', engine: 'sglang', gpu_class: 'h100-80g', tp: 4, pp: 2, nodes: 2, replicas: 0 });
+  assert.equal(c.endpoints[0], { id: 'gpu-a-0', url: 'https://gpu-a-0.example:8000', models: ['llama-3.1-8b'], pool: 'ib-a/h100-80g', weight: 2.5, priority: -1 });
+  assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 3, speed: 10, flavor: 'sglang', seed: 7, max_num_seqs: 64, num_gpu_blocks: 1000 });
+  assert.is(c.models[0]!.max_model_len, 32768);
+  assert.is(c.models[0]!.routing_profile, 'chat');
+});
+
+test('every default is filled in, and optional keys stay unset', () => {
+  const c = parseConfig(BASE, 'llmgw.yaml', {});
+  assert.is(c.listen, '127.0.0.1:4000');
+  assert.is(c.admin_listen, '127.0.0.1:4001');
+  assert.is(c.admin_token, undefined);
+  assert.is(c.log_level, 'info');
+  assert.equal(c.runtime, { ask_timeout_ms: 5000, shutdown_timeout_ms: 10000 });
+  assert.equal(c.router, { max_body_bytes: 4194304, connect_timeout_ms: 2000, first_token_timeout_ms: 60000, idle_timeout_ms: 30000, poll_interval_ms: 1000, stale_after_ms: 5000 });
+  assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], profiles: [] });
+  assert.equal(c.models[2]!.profiles[0], { name: 'h100-tp1', engine: 'vllm', gpu_class: 'h100-80g', tp: 1, pp: 1, nodes: 1, replicas: 1 });
+  assert.equal(c.endpoints[0], { id: 'gpu-a-0', url: 'http://10.0.0.5:8000', models: ['llama-3.1-8b', 'llama-3.3-70b'], weight: 1, priority: 0 });
+  assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 1, speed: 1, flavor: 'vllm', seed: 0 });
+});
+
+test('an empty file is all defaults', () => {
+  const c = parseConfig('# nothing yet\n', 'empty.yaml', {});
+  assert.is(c.listen, '127.0.0.1:4000');
+  assert.equal(c.models, []);
+  assert.equal(c.endpoints, []);
+  assert.equal(c.simulate, []);
+  assert.is(c.router.max_body_bytes, 4194304);
+});
+
+test('a loaded config has exactly the keys of the schema, all of them after defaults', () => {
+  const c = parseConfig(FULL, 'full.yaml', {});
+  const check = (value: unknown, node: SchemaNode, at: string): void => {
+    if (node.type === 'object') {
+      const keys = Object.keys(value as object).sort();
+      assert.equal(keys, Object.keys(node.properties ?? {}).sort(), `keys of ${at || 'the root'}`);
+      for (const k of keys) check((value as Record<string, unknown>)[k], node.properties![k]!, `${at}.${k}`);
+    } else if (node.type === 'array') {
+      assert.ok((value as unknown[]).length > 0, `${at} is exercised`);
+      for (const v of value as unknown[]) check(v, node.items!, `${at}[]`);
+    }
+  };
+  check(c, configSchema as SchemaNode, '');
+});
+
+test('the embedded default is valid: loopback ports, one simulated model behind two engines', () => {
+  const c = loadConfig({ env: {} });
+  assert.is(c.listen, '127.0.0.1:4000');
+  assert.is(c.admin_listen, '127.0.0.1:4001');
+  assert.equal(c.models, [{ name: 'llmgw-sim', aliases: ['sim'], fallbacks: [], profiles: [] }]);
+  assert.equal(c.simulate, [{ model: 'llmgw-sim', replicas: 2, speed: 1, flavor: 'vllm', seed: 0 }]);
+  assert.equal(c.endpoints, []);
+});
+
+test('the embedded default goes through the same checks: a bad env value is reported against it', () => {
+  try {
+    loadConfig({ env: { LLMGW_RUNTIME__ASK_TIMEOUT_MS: '0' } });
+    assert.unreachable('accepted');
+  } catch (err) {
+    assert.instance(err, LlmgwError);
+    assert.is((err as LlmgwError).message, 'env LLMGW_RUNTIME__ASK_TIMEOUT_MS: must be ≥ 1');
+  }
+  assert.is(DEFAULT_CONFIG_SOURCE, '(embedded default)');
+});
+
+test('the result is frozen all the way down', () => {
+  const c = parseConfig(FULL, 'full.yaml', {});
+  assert.ok(Object.isFrozen(c));
+  assert.ok(Object.isFrozen(c.router));
+  assert.ok(Object.isFrozen(c.models));
+  assert.ok(Object.isFrozen(c.models[1]!.profiles[0]));
+  assert.ok(Object.isFrozen(c.endpoints[0]!.models));
+  assert.throws(() => {
+    (c as { listen: string }).listen = 'x';
+  }, TypeError);
+  assert.throws(() => (c.models as unknown as string[]).push('x'), TypeError);
+});
+
+test('loadConfig reads the file at path', () => {
+  const path = tempFile('llmgw.yaml', BASE.replace('127.0.0.1:4000', '127.0.0.1:5000'));
+  const c = loadConfig({ path, env: {} });
+  assert.is(c.listen, '127.0.0.1:5000');
+  assert.is(c.models.length, 3);
+});
+
+test('loadConfig takes the path from LLMGW_CONFIG when none is given, and path wins over it', () => {
+  const a = tempFile('a.yaml', 'listen: "127.0.0.1:5001"\n');
+  const b = tempFile('b.yaml', 'listen: "127.0.0.1:5002"\n');
+  assert.is(loadConfig({ env: { LLMGW_CONFIG: a } }).listen, '127.0.0.1:5001');
+  assert.is(loadConfig({ path: b, env: { LLMGW_CONFIG: a } }).listen, '127.0.0.1:5002');
+});
+
+test('a bad file is reported under the path it was given as', () => {
+  const path = tempFile('bad.yaml', 'log_level: loud\n');
+  try {
+    loadConfig({ path, env: {} });
+    assert.unreachable('accepted');
+  } catch (err) {
+    assert.is((err as LlmgwError).message, `${path}: log_level: must be one of debug, info, warn, error, silent`);
+  }
+});
+
+test('a missing file is LLMGW_CONFIG_UNREADABLE with the OS reason', () => {
+  const path = tempFile('x.yaml', '') + '.missing';
+  try {
+    loadConfig({ path, env: {} });
+    assert.unreachable('accepted');
+  } catch (err) {
+    assert.instance(err, LlmgwError);
+    assert.is((err as LlmgwError).code, 'LLMGW_CONFIG_UNREADABLE');
+    assert.is((err as LlmgwError).message, `${path}: cannot read the config file: no such file or directory (ENOENT)`);
+  }
+});
+
+test('a file that cannot be opened says why', () => {
+  if (process.getuid?.() === 0) return; // root reads anything
+  const path = tempFile('secret.yaml', BASE);
+  chmodSync(path, 0o000);
+  try {
+    loadConfig({ path, env: {} });
+    assert.unreachable('accepted');
+  } catch (err) {
+    assert.is((err as LlmgwError).code, 'LLMGW_CONFIG_UNREADABLE');
+    assert.is((err as LlmgwError).message, `${path}: cannot read the config file: permission denied (EACCES)`);
+  }
+});
+
+test('a directory is unreadable as a config file', () => {
+  const dir = tempFile('x.yaml', '').replace(/\/x\.yaml$/, '');
+  try {
+    loadConfig({ path: dir, env: {} });
+    assert.unreachable('accepted');
+  } catch (err) {
+    assert.is((err as LlmgwError).code, 'LLMGW_CONFIG_UNREADABLE');
+    assert.match((err as LlmgwError).message, /\(EISDIR\)$/);
+  }
+});
+
+test.run();

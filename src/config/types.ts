@@ -1,0 +1,91 @@
+// The validated, fully-defaulted configuration. Property names are the file's own
+// (snake_case), so there is one vocabulary from llmgw.yaml to the code. Every object
+// is frozen. Keep this in step with schema.ts (spec/config/load.spec.ts checks the
+// keys of a loaded config against the schema).
+
+import type { ENGINE_KINDS, LOG_LEVELS } from './schema.js';
+
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type EngineKind = (typeof ENGINE_KINDS)[number];
+
+export interface RuntimeConfig {
+  readonly ask_timeout_ms: number;
+  readonly shutdown_timeout_ms: number;
+}
+
+export interface RouterConfig {
+  readonly max_body_bytes: number;
+  readonly connect_timeout_ms: number;
+  readonly first_token_timeout_ms: number;
+  readonly idle_timeout_ms: number;
+  readonly poll_interval_ms: number;
+  readonly stale_after_ms: number;
+}
+
+export interface ProfileConfig {
+  readonly name: string;
+  readonly engine: EngineKind;
+  readonly gpu_class: string;
+  readonly tp: number;
+  readonly pp: number;
+  readonly nodes: number;
+  readonly replicas: number;
+}
+
+export interface ModelConfig {
+  readonly name: string;
+  readonly aliases: readonly string[];
+  readonly fallbacks: readonly string[];
+  readonly routing_profile?: string;
+  readonly max_model_len?: number;
+  readonly profiles: readonly ProfileConfig[];
+}
+
+export interface EndpointConfig {
+  readonly id: string;
+  readonly url: string;
+  readonly models: readonly string[];
+  readonly pool?: string;
+  readonly weight: number;
+  readonly priority: number;
+}
+
+export interface SimulateConfig {
+  readonly model: string;
+  readonly replicas: number;
+  readonly speed: number;
+  readonly flavor: EngineKind;
+  readonly seed: number;
+  readonly max_num_seqs?: number;
+  readonly num_gpu_blocks?: number;
+}
+
+export interface Config {
+  readonly listen: string;
+  readonly admin_listen: string;
+  readonly admin_token?: string;
+  readonly log_level: LogLevel;
+  readonly runtime: RuntimeConfig;
+  readonly router: RouterConfig;
+  readonly models: readonly ModelConfig[];
+  readonly endpoints: readonly EndpointConfig[];
+  readonly simulate: readonly SimulateConfig[];
+}
+
+/** Values the caller sets from CLI flags; they win over the file and the environment. */
+export interface ConfigOverrides {
+  listen?: string | undefined;
+  admin_listen?: string | undefined;
+}
+
+/** One thing wrong with a configuration. `format()` in problems.ts renders it as a line. */
+export interface ConfigProblem {
+  /** Where the value came from: the file as named by the caller, `env LLMGW_X`, or `--listen`. */
+  readonly source: string;
+  /** Path inside the source, e.g. `models[2].profiles[0].tp`; empty for the whole source. */
+  readonly path: string;
+  readonly message: string;
+  /** 1-based position in the YAML file, where the problem can be located there. */
+  readonly line?: number;
+  readonly column?: number;
+}
