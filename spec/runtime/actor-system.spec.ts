@@ -146,6 +146,17 @@ test('a spawn with a taken name or an unknown thread fails clearly', async () =>
   await system.stop('dup');
 });
 
+test('a large payload moves to another thread without a copy', async () => {
+  const c = await system.spawn(counter, { name: 'mover', thread: 'w1', args: { start: 0 } });
+  const bytes = new Uint8Array(1 << 20).fill(1);
+  assert.is(await c.ask({ type: 'sum-bytes', bytes }, { transfer: [bytes.buffer] }), 1 << 20);
+  assert.is(bytes.byteLength, 0, 'the sender no longer owns the buffer: it was moved, not copied');
+  const copied = new Uint8Array(16).fill(2);
+  assert.is(await c.ask({ type: 'sum-bytes', bytes: copied }), 32);
+  assert.is(copied.byteLength, 16, 'without a transfer list the message is copied');
+  await system.stop('mover');
+});
+
 test('actors on any thread use the CPU pool', async () => {
   const c = await system.spawn(counter, { name: 'hasher', thread: 'w2', args: { start: 0 } });
   const a = await c.ask({ type: 'hash', text: 'abcdabcdabcd' });

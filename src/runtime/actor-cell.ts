@@ -53,6 +53,7 @@ export class ActorCell {
   private stopWaiters: (() => void)[] = [];
   private restartTimer: NodeJS.Timeout | undefined;
   private stopping = false;
+  private readonly childFailures: Item[] = [];
 
   constructor(
     private readonly def: ActorDef<Message, unknown, unknown>,
@@ -116,10 +117,12 @@ export class ActorCell {
     this.schedule();
   }
 
-  /** A child's failure report; handled in mailbox order like any message, but never refused. */
+  /**
+   * A child's failure report. It jumps the queue and bypasses the mailbox's capacity: a
+   * full mailbox must not swallow a failure (one report per child, so this stays small).
+   */
   enqueueFailure(failure: ChildFailure): void {
-    const evicted = this.mailbox.push({ failure, reply: undefined }, this.name);
-    evicted?.reply?.(false, new LlmgwError('LLMGW_MAILBOX_FULL', `message to '${this.name}' was dropped to make room`).serialize());
+    this.childFailures.push({ failure, reply: undefined });
     this.schedule();
   }
 
@@ -134,7 +137,7 @@ export class ActorCell {
     this.scheduled = false;
     for (let n = 0; n < BATCH; n++) {
       if (this.busy || (this.status !== 'running' && this.status !== 'stopping')) return;
-      const item = this.mailbox.shift();
+      const item = this.childFailures.shift() ?? this.mailbox.shift();
       if (item === undefined) {
         if (this.status === 'stopping') void this.finishStop();
         return;
