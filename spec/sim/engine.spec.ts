@@ -1,0 +1,233 @@
+// The batching model, driven in-process on a ManualClock: every duration is exact, so
+// these specs check the scheduler's decisions and the step-time model to the microsecond.
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { EngineClock } from '../../src/sim/clock.js';
+import { ManualClock } from '../../src/sim/clock.js';
+import type { FinishReason, Sequence, SimEngineConfig, StepInfo } from '../../src/sim/engine.js';
+import { LLAMA_3_1_8B_H100, SimEngine } from '../../src/sim/engine.js';
+
+const test = suite('sim engine (batching model)');
+const { beta0, beta1, beta2 } = LLAMA_3_1_8B_H100;
+
+interface Harness {
+  engine: SimEngine;
+  clock: ManualClock;
+  steps: StepInfo[];
+  order: string[]; // ids in the order their first token came out
+  submit(id: string, promptTokens: number, outputTokens: number, salt?: number): Tracked;
+}
+
+interface Tracked {
+  seq: Sequence;
+  tokenTimes: number[];
+  finish: FinishReason | null;
+}
+
+function harness(config: SimEngineConfig = {}, clock: EngineClock = new ManualClock(1000)): Harness & { clock: ManualClock } {
+  const engine = new SimEngine({ clock, ...config });
+  const steps: StepInfo[] = [];
+  const order: string[] = [];
+  engine.addObserver({ onStep: (s) => steps.push({ ...s }) });
+  return {
+    engine,
+    clock: clock as ManualClock,
+    steps,
+    order,
+    submit(id, promptTokens, outputTokens, salt = 0) {
+      const t: Tracked = { seq: null as unknown as Sequence, tokenTimes: [], finish: null };
+      t.seq = engine.submit({
+        id,
+        promptTokenIds: Array.from({ length: promptTokens }, (_, i) => 1000 + salt * 100_000 + i),
+        outputTokenIds: Array.from({ length: outputTokens }, (_, i) => 50 + i),
+        finishReason: 'length',
+        onToken: (_s, i) => {
+          if (i === 0) order.push(id);
+          t.tokenTimes.push(clock.now());
+        },
+        onFinish: (_s, r) => {
+          t.finish = r;
+        },
+      });
+      return t;
+    },
+  };
+}
+
+const close = (a: number, b: number, what: string): void => assert.ok(Math.abs(a - b) < 1e-6, `${what}: ${a} ≠ ${b}`);
+
+test('one request: prefill step then one decode step per token, timed by the fitted model', () => {
+  const h = harness({ speed: 1 });
+  const t = h.submit('a', 100, 5);
+  h.clock.runUntilIdle();
+  const prefillMs = (beta0 + beta1 * 100) / 1000;
+  const decodeMs = (beta0 + beta2 * 1) / 1000;
+  close(t.tokenTimes[0]! - 1000, prefillMs, 'TTFT');
+  for (let i = 1; i < 5; i++) close(t.tokenTimes[i]! - t.tokenTimes[i - 1]!, decodeMs, `ITL ${i}`);
+  assert.is(t.finish, 'length');
+  assert.equal(
+    h.steps.map((s) => [s.prefillTokens, s.decodeTokens]),
+    [[100, 0], [0, 1], [0, 1], [0, 1], [0, 1]],
+  );
+  assert.is(h.clock.pending, 0, 'an idle engine holds no timer');
+  assert.not.ok(h.engine.busy);
+});
+
+test('speed divides every duration', () => {
+  const slow = harness({ speed: 1 });
+  const fast = harness({ speed: 20 });
+  const a = slow.submit('a', 500, 10);
+  const b = fast.submit('a', 500, 10);
+  slow.clock.runUntilIdle();
+  fast.clock.runUntilIdle();
+  close((a.tokenTimes[9]! - 1000) / 20, b.tokenTimes[9]! - 1000, 'e2e / 20');
+});
+
+test('never more than max_num_seqs run; the rest queue FCFS and their TTFT grows', () => {
+  const h = harness({ maxNumSeqs: 4, speed: 1 });
+  let maxRunning = 0;
+  h.engine.addObserver({ onStep: () => (maxRunning = Math.max(maxRunning, h.engine.numRunning)) });
+  const all = Array.from({ length: 12 }, (_, i) => h.submit(`r${i}`, 20, 30, i));
+  assert.is(h.engine.numWaiting, 12);
+  h.clock.runUntilIdle();
+  assert.is(maxRunning, 4);
+  assert.ok(h.steps.every((s) => s.numSeqs <= 4));
+  assert.equal(h.order, all.map((_, i) => `r${i}`), 'first tokens in arrival order');
+  const ttft = all.map((t) => t.tokenTimes[0]! - 1000);
+  const wave = (w: number): number => Math.max(...ttft.slice(w * 4, w * 4 + 4));
+  assert.ok(wave(1) > wave(0) * 10 && wave(2) > wave(1) * 1.5, `waves: ${wave(0)}, ${wave(1)}, ${wave(2)} ms`);
+  assert.ok(all.every((t) => t.finish === 'length' && t.tokenTimes.length === 30));
+});
+
+test('a prompt longer than the token budget is prefilled in chunks, with decodes riding along', () => {
+  const h = harness({ maxNumBatchedTokens: 1000, speed: 1 });
+  const short = h.submit('short', 10, 50);
+  h.clock.advance(0); // let it start
+  const long = h.submit('long', 2500, 2);
+  h.clock.runUntilIdle();
+  const chunks = h.steps.filter((s) => s.prefillTokens > 0).map((s) => [s.prefillTokens, s.decodeTokens]);
+  assert.equal(chunks, [[10, 0], [999, 1], [999, 1], [502, 1]], 'budget 1000 = 1 decode + 999 prefill');
+  assert.is(long.tokenTimes.length, 2);
+  assert.is(long.tokenTimes[0], short.tokenTimes[3], 'the long prompt\'s first token comes with its last chunk, the 4th step');
+});
+
+test('a repeated prompt hits the prefix cache: cached tokens, a shorter prefill, counters', () => {
+  const h = harness({ speed: 1 });
+  const first = h.submit('first', 2000, 4, 1);
+  h.clock.runUntilIdle();
+  const start = h.clock.now();
+  const again = h.submit('again', 2000, 4, 1);
+  h.clock.runUntilIdle();
+  const fresh = h.submit('fresh', 2000, 4, 2);
+  h.clock.runUntilIdle();
+  assert.is(first.seq.numCachedTokens, 0);
+  assert.is(again.seq.numCachedTokens, 1984, 'all full blocks but the last token: 2000 → 124 blocks = 1984');
+  assert.is(fresh.seq.numCachedTokens, 0);
+  const ttftAgain = again.tokenTimes[0]! - start;
+  close(ttftAgain, (beta0 + beta1 * 16) / 1000, 'TTFT of the repeat = a 16-token prefill');
+  assert.ok(fresh.tokenTimes[0]! - fresh.seq.arrivalMs > 5 * ttftAgain);
+  assert.is(h.engine.counters.prefixHitTokens, 1984);
+  assert.is(h.engine.counters.prefixQueriedTokens, 6000);
+});
+
+test('a prompt of whole blocks still computes its last block (at least one token is computed)', () => {
+  const h = harness();
+  h.submit('a', 64, 1, 3);
+  h.clock.runUntilIdle();
+  const b = h.submit('b', 64, 1, 3);
+  h.clock.runUntilIdle();
+  assert.is(b.seq.numCachedTokens, 48);
+  assert.is(h.steps.at(-1)!.prefillTokens, 16);
+});
+
+test('running sequences share prefix blocks instead of copying them', () => {
+  const h = harness({ numGpuBlocks: 1000 });
+  h.submit('a', 320, 100, 4);
+  h.clock.advance(0.1);
+  const used = h.engine.kv.numUsedBlocks;
+  h.submit('b', 320, 100, 4);
+  h.clock.advance(30);
+  assert.is(h.engine.numRunning, 2);
+  assert.is(used, 20);
+  assert.ok(h.engine.kv.numUsedBlocks <= used + 3, `${h.engine.kv.numUsedBlocks} blocks for two sequences sharing 19 blocks`);
+  h.clock.runUntilIdle();
+});
+
+test('when the KV cache runs out the newest running sequence is preempted and recomputed', () => {
+  // 24 blocks = 384 tokens; four sequences that each grow to 40 + 100 tokens (9 blocks) cannot all fit.
+  const h = harness({ numGpuBlocks: 24, maxModelLen: 384, speed: 1 });
+  const victims: string[] = [];
+  h.engine.addObserver({ onPreempted: (s) => victims.push(s.id) });
+  const all = ['a', 'b', 'c', 'd'].map((id, i) => h.submit(id, 40, 100, 10 + i));
+  let peak = 0;
+  h.engine.addObserver({ onStep: () => (peak = Math.max(peak, h.engine.kvUsage)) });
+  h.clock.runUntilIdle();
+  assert.ok(h.engine.counters.preemptions > 0, 'some sequence was preempted');
+  assert.is(victims[0], 'd', 'the most recently admitted goes first');
+  assert.ok(all.every((t) => t.finish === 'length' && t.tokenTimes.length === 100), 'every sequence still completes in full');
+  assert.ok(all.every((t) => t.tokenTimes.every((x, i) => i === 0 || x > t.tokenTimes[i - 1]!)), 'tokens strictly in order');
+  assert.is(peak, 1, 'the cache was full');
+  assert.is(h.engine.kv.numUsedBlocks, 0, 'no block leaked');
+});
+
+test('abort frees blocks at once, in the queue or mid-step, and the rest carry on', () => {
+  const h = harness({ maxNumSeqs: 2, speed: 1 });
+  const a = h.submit('a', 500, 1000, 20);
+  const b = h.submit('b', 500, 1000, 21);
+  const c = h.submit('c', 500, 10, 22);
+  h.clock.advance(50);
+  assert.is(h.engine.numRunning, 2);
+  assert.is(h.engine.numWaiting, 1);
+  const before = h.engine.kv.numUsedBlocks;
+  const emitted = a.tokenTimes.length;
+  assert.ok(h.engine.abort('a'));
+  assert.is(a.finish, 'abort');
+  assert.ok(h.engine.kv.numUsedBlocks <= before - 32, 'a\'s blocks are free');
+  assert.not.ok(h.engine.abort('a'), 'a second abort is a no-op');
+  h.clock.advance(50);
+  assert.is(a.tokenTimes.length, emitted, 'no token after abort, not even from the step in flight');
+  h.engine.abort(b.seq);
+  h.clock.runUntilIdle();
+  assert.is(c.finish, 'length');
+  assert.equal(h.engine.counters.finished, { stop: 0, length: 1, abort: 2 });
+  assert.is(h.engine.kvUsage, 0);
+  assert.ok(h.engine.kv.numCachedBlocks > 0, 'freed blocks stay cached though they count as free');
+});
+
+test('close aborts everything and stops the loop', () => {
+  const h = harness();
+  const a = h.submit('a', 100, 100);
+  h.clock.advance(5);
+  h.engine.close();
+  assert.is(a.finish, 'abort');
+  assert.is(h.clock.pending, 0);
+  assert.throws(() => h.submit('b', 1, 1), /closed/);
+});
+
+test('a clock that wakes late does not throttle the engine, nor release tokens early', () => {
+  // Every timer fires on the next whole 5 ms tick, like a coarse OS timer.
+  class LateClock extends ManualClock {
+    override schedule(fn: () => void, delayMs: number): () => void {
+      const at = this.now() + Math.max(0, delayMs);
+      return super.schedule(fn, Math.ceil(at / 5) * 5 - this.now());
+    }
+  }
+  const clock = new LateClock(1000);
+  const h = harness({ speed: 100, maxLagMs: 50 }, clock);
+  const t = h.submit('a', 50, 200);
+  h.clock.runUntilIdle();
+  const simulated = (beta0 + beta1 * 50 + 199 * (beta0 + beta2)) / 1000 / 100; // ≈ 11.6 ms
+  const elapsed = t.tokenTimes.at(-1)! - 1000;
+  assert.ok(elapsed < simulated + 10, `took ${elapsed} ms for ${simulated} ms of steps (one step per wake-up would take ~1000 ms)`);
+  assert.ok(elapsed >= simulated, 'and never less than the steps themselves');
+});
+
+test('refuses a configuration where one maximal sequence cannot fit the cache, as vLLM does', () => {
+  assert.throws(() => new SimEngine({ numGpuBlocks: 10, maxModelLen: 1000 }), /larger than the KV cache holds/);
+  assert.is(new SimEngine({ numGpuBlocks: 10 }).maxModelLen, 160, 'without maxModelLen it is what the cache holds');
+  assert.throws(() => new SimEngine({ speed: 0 }), /speed/);
+  assert.throws(() => new SimEngine({ maxNumSeqs: 0 }), /maxNumSeqs/);
+});
+
+test.run();
