@@ -30,6 +30,10 @@ const CODES = {
   LLMGW_UNAUTHORIZED: { status: 401, type: 'invalid_request_error' },
   // cli
   LLMGW_ADMIN_UNREACHABLE: { status: 502, type: 'server_error' },
+  // agent: a shard spec the engine launcher refuses (src/agent/engines/validate.ts)
+  LLMGW_SHARD_INVALID: { status: 500, type: 'server_error' },
+  // agent: nvidia-smi missing, failing or unreadable; sysfs unreadable
+  LLMGW_DISCOVERY_FAILED: { status: 500, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: string }>;
 
 export type ErrorCode = keyof typeof CODES;

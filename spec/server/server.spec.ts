@@ -1,0 +1,130 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { request } from 'undici';
+import { runCli } from '../support/cli.js';
+import { startProcess, type Started } from '../support/process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'llmgw-server-'));
+const configPath = join(dir, 'llmgw.yaml');
+writeFileSync(
+  configPath,
+  `listen: "127.0.0.1:0"
+admin_listen: "127.0.0.1:0"
+admin_token: "s3cret"
+log_level: warn
+router:
+  max_body_bytes: 65536
+  poll_interval_ms: 200
+models:
+  - name: llama-3.1-8b
+    aliases: [llama]
+simulate:
+  - model: llama-3.1-8b
+    replicas: 2
+    speed: 50
+`,
+);
+
+const test = suite('server (embedded simulated engines)');
+let server: Started;
+let url: string;
+let admin: string;
+
+test.before(async () => {
+  server = await startProcess(['run', '--role=server', '--config', configPath], { waitFor: /listening on (\S+) \(admin (\S+)\)/ });
+  url = server.match[1]!;
+  admin = server.match[2]!;
+});
+test.after(async () => {
+  await server?.stop();
+});
+
+test('the official openai client gets chat completions, streamed and not, through the server', async () => {
+  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused' });
+  const models = await client.models.list();
+  assert.equal(
+    models.data.map((m) => m.id),
+    ['llama-3.1-8b', 'llama'],
+  );
+  const done = await client.chat.completions.create({ model: 'llama', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 8 });
+  assert.is(done.model, 'llama-3.1-8b', 'an alias is served by its canonical model');
+  assert.is(done.usage?.completion_tokens, 8);
+  const { data, response } = await client.chat.completions
+    .create({ model: 'llama-3.1-8b', messages: [{ role: 'user', content: 'stream please' }], max_tokens: 5, stream: true, stream_options: { include_usage: true } })
+    .withResponse();
+  assert.match(response.headers.get('x-llmgw-endpoint') ?? '', /^sim-llama-3\.1-8b-[01]$/);
+  let text = '';
+  let usage;
+  for await (const chunk of data) {
+    text += chunk.choices[0]?.delta.content ?? '';
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.ok(text.length > 0);
+  assert.is(usage?.completion_tokens, 5);
+});
+
+test('requests are spread over both simulated engines', async () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 4; i++) {
+    const res = await request(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'llama', prompt: 'hi', max_tokens: 1 }) });
+    await res.body.dump();
+    seen.add(String(res.headers['x-llmgw-endpoint']));
+  }
+  assert.equal([...seen].sort(), ['sim-llama-3.1-8b-0', 'sim-llama-3.1-8b-1']);
+});
+
+test('bad requests get OpenAI-shaped errors and the server keeps serving', async () => {
+  const cases: [string, string, number, RegExp][] = [
+    ['malformed JSON', '{"model": "llama", ', 400, /not a JSON object/],
+    ['no model', '{"messages": []}', 400, /has no 'model'/],
+    ['unknown model', '{"model": "gpt-9", "messages": []}', 404, /'gpt-9' does not exist; available: llama-3\.1-8b, llama/],
+    ['stream not a boolean', '{"model": "llama", "stream": "yes", "messages": []}', 400, /'stream' must be true or false/],
+    ['body over the limit', JSON.stringify({ model: 'llama', prompt: 'x'.repeat(70_000) }), 413, /exceeds the limit of 65536 bytes/],
+  ];
+  for (const [what, body, status, message] of cases) {
+    const res = await request(`${url}/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const json = (await res.body.json()) as { error: { message: string; type: string; code: string } };
+    assert.is(res.statusCode, status, what);
+    assert.match(json.error.message, message, what);
+    assert.type(json.error.type, 'string');
+  }
+  const ok = await request(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'llama', prompt: 'still there?', max_tokens: 1 }) });
+  assert.is(ok.statusCode, 200);
+  await ok.body.dump();
+});
+
+test('llmgw ctl actors lists the actors with their threads and counters', async () => {
+  const json = await runCli(['ctl', '--admin', admin, 'actors', '--json'], { LLMGW_ADMIN_TOKEN: 's3cret' });
+  assert.is(json.code, 0, json.stderr);
+  const actors = JSON.parse(json.stdout) as { name: string; thread: string; mailbox: number; processed: number; failures: number; restarts: number }[];
+  const byName = new Map(actors.map((a) => [a.name, a]));
+  assert.is(byName.get('endpoint-registry')?.thread, 'main');
+  assert.is(byName.get('poller:sim-llama-3.1-8b-0')?.thread, 'telemetry');
+  assert.is(byName.get('sim:llama-3.1-8b:1')?.thread, 'engines');
+  assert.ok(byName.get('endpoint-registry')!.processed > 0, 'probes have been applied');
+  for (const a of actors) for (const k of ['mailbox', 'processed', 'failures', 'restarts'] as const) assert.type(a[k], 'number', `${a.name}.${k}`);
+
+  const table = await runCli(['ctl', 'actors', '--admin', admin, '--token', 's3cret']);
+  assert.is(table.code, 0, table.stderr);
+  assert.match(table.stdout, /^NAME\s+THREAD\s+KIND\s+STATUS\s+MAILBOX/);
+  assert.match(table.stdout, /poller:sim-llama-3\.1-8b-0\s+telemetry\s+health-poller\s+running/);
+
+  const denied = await runCli(['ctl', 'actors', '--admin', admin]);
+  assert.is(denied.code, 1);
+  assert.match(denied.stderr, /Bearer/);
+});
+
+test('the admin port exports the runtime metrics of every thread', async () => {
+  const res = await request(`${admin}/metrics`);
+  const text = await res.body.text();
+  assert.match(text, /llmgw_actor_messages_processed_total\{actor="endpoint-registry",thread="main"\} \d+/);
+  assert.match(text, /llmgw_actor_mailbox_depth\{actor="poller:sim-llama-3\.1-8b-1",thread="telemetry"\}/);
+  assert.match(text, /llmgw_actor_handling_seconds_bucket\{le="0\.0025",actor="sim:llama-3\.1-8b:0",thread="engines"\}/);
+  assert.match(text, /llmgw_process_resident_memory_bytes/);
+});
+
+test.run();

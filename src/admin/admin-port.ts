@@ -1,0 +1,60 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { LlmgwError } from '../errors.js';
+import { sendError, sendJson } from '../dataport/respond.js';
+import type { ActorSystem } from '../runtime/index.js';
+import type { EndpointTable } from '../router/endpoint-table.js';
+
+export interface AdminPortOptions {
+  system: ActorSystem;
+  table: EndpointTable;
+  /** When set, /admin/* requires `Authorization: Bearer <token>`. */
+  token: string | undefined;
+}
+
+/**
+ * The operator's port: Prometheus metrics and the management API behind `llmgw ctl`.
+ * Kept apart from the data port: different audience, different exposure.
+ */
+export function createAdminPort(opts: AdminPortOptions): Server {
+  const processRegistry = new Registry();
+  collectDefaultMetrics({ register: processRegistry, prefix: 'llmgw_' });
+
+  const authorized = (req: IncomingMessage): boolean => {
+    if (opts.token === undefined) return true;
+    const given = Buffer.from(req.headers.authorization ?? '');
+    const want = Buffer.from(`Bearer ${opts.token}`);
+    return given.length === want.length && timingSafeEqual(given, want);
+  };
+
+  return createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const run = async (): Promise<void> => {
+      if (req.method !== 'GET') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`));
+      if (path === '/health') return sendJson(res, 200, { status: 'ok' });
+      if (path === '/metrics') {
+        const merged = Registry.merge([processRegistry, await opts.system.metrics()]);
+        const text = await merged.metrics();
+        res.writeHead(200, { 'content-type': merged.contentType });
+        res.end(text);
+        return;
+      }
+      if (!path.startsWith('/admin/')) return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for GET ${path}`));
+      if (!authorized(req)) return sendError(res, new LlmgwError('LLMGW_UNAUTHORIZED', 'the admin API needs Authorization: Bearer <admin_token>'));
+      switch (path) {
+        case '/admin/v1/actors':
+          return sendJson(res, 200, await opts.system.stats());
+        case '/admin/v1/endpoints':
+          return sendJson(
+            res,
+            200,
+            opts.table.all().map((e) => ({ id: e.id, url: e.url, models: e.models, ready: e.ready, reason: e.reason, inflight: e.inflight, probedAt: e.probedAt })),
+          );
+        default:
+          return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for GET ${path}`));
+      }
+    };
+    run().catch((err: unknown) => sendError(res, LlmgwError.from(err)));
+  });
+}

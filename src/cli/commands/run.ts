@@ -1,0 +1,99 @@
+import { Command, Option } from 'clipanion';
+import { LlmgwError } from '../../errors.js';
+import { parseHostPort } from '../../net/host-port.js';
+
+/** `llmgw run --role=server|sim`: one binary, one role per process. */
+export class RunCommand extends Command {
+  static override paths = [['run']];
+  static override usage = Command.Usage({
+    description: 'Run llmgw in one of its roles',
+    details: `
+      \`--role=server\` runs the data port, the router and the admin port. With no \`--config\` it starts on an embedded default that serves a simulated model, so an OpenAI client gets an answer at once.
+
+      \`--role=sim\` runs one simulated engine that speaks vLLM's OpenAI API and metrics (or SGLang's names with \`--flavor sglang\`).
+    `,
+    examples: [
+      ['Start the server on its embedded default', 'llmgw run --role=server'],
+      ['Start the server from a config file', 'llmgw run --role=server --config llmgw.yaml'],
+      ['Start a simulated engine', 'llmgw run --role=sim --listen 127.0.0.1:8001 --model llama-3.1-8b --speed 10'],
+    ],
+  });
+
+  role = Option.String('--role', { required: true, description: 'server or sim' });
+  config = Option.String('--config', { description: 'server: YAML config file (default: the embedded default)' });
+  listen = Option.String('--listen', { description: 'HOST:PORT to serve on (server: the data port)' });
+  adminListen = Option.String('--admin-listen', { description: 'server: HOST:PORT of the admin port' });
+  model = Option.String('--model', { description: 'sim: the served model name' });
+  speed = Option.String('--speed', { description: 'sim: time factor; 10 runs ten times faster than a real GPU would (default 1)' });
+  flavor = Option.String('--flavor', { description: 'sim: vllm or sglang metric names (default vllm)' });
+  seed = Option.String('--seed', { description: 'sim: seed for deterministic output (default 0)' });
+  maxNumSeqs = Option.String('--max-num-seqs', { description: 'sim: most sequences in one batch (default 256)' });
+  numGpuBlocks = Option.String('--num-gpu-blocks', { description: 'sim: KV cache size in blocks of 16 tokens' });
+  maxModelLen = Option.String('--max-model-len', { description: 'sim: longest prompt + completion in tokens' });
+
+  override async execute(): Promise<number> {
+    try {
+      switch (this.role) {
+        case 'server':
+          return await this.runServer();
+        case 'sim':
+          return await this.runSim();
+        default:
+          throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected server or sim`);
+      }
+    } catch (err) {
+      const e = LlmgwError.from(err);
+      this.context.stderr.write(`llmgw: ${e.message}\n`);
+      return 2;
+    }
+  }
+
+  private async runServer(): Promise<number> {
+    const { runServer } = await import('../../server/run-server.js');
+    await runServer({ configPath: this.config, listen: this.listen, adminListen: this.adminListen });
+    return await waitForever();
+  }
+
+  private async runSim(): Promise<number> {
+    if (!this.model) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--model is required with --role=sim');
+    const { startSimEngine } = await import('../../sim/index.js');
+    const { host, port } = parseHostPort(this.listen ?? '127.0.0.1:8000', '--listen');
+    const flavor = this.flavor ?? 'vllm';
+    if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
+    const sim = await startSimEngine({
+      host,
+      port,
+      model: this.model,
+      flavor,
+      speed: positiveNumber(this.speed, '--speed') ?? 1,
+      seed: integer(this.seed, '--seed') ?? 0,
+      maxNumSeqs: integer(this.maxNumSeqs, '--max-num-seqs'),
+      numGpuBlocks: integer(this.numGpuBlocks, '--num-gpu-blocks'),
+      maxModelLen: integer(this.maxModelLen, '--max-model-len'),
+    });
+    // One line on stdout that scripts and specs wait for.
+    this.context.stdout.write(`llmgw sim ${this.model} listening on ${sim.url}\n`);
+    const stop = (): void => void sim.close().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    return await waitForever();
+  }
+}
+
+function waitForever(): Promise<number> {
+  return new Promise(() => {});
+}
+
+function positiveNumber(v: string | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new LlmgwError('LLMGW_INVALID_REQUEST', `${flag} must be a number > 0, not '${v}'`);
+  return n;
+}
+
+function integer(v: string | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new LlmgwError('LLMGW_INVALID_REQUEST', `${flag} must be a whole number ≥ 0, not '${v}'`);
+  return n;
+}

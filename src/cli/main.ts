@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+import { Builtins, Cli } from 'clipanion';
+import { VERSION } from '../version.js';
+import { AgentInventoryCommand } from './commands/agent-inventory.js';
+import { ConfigCheckCommand } from './commands/config-check.js';
+import { ConfigSchemaCommand } from './commands/config-schema.js';
+import { CtlActorsCommand } from './commands/ctl-actors.js';
+import { RunCommand } from './commands/run.js';
+import { VersionCommand } from './commands/version.js';
+import { hoistCtlOptions } from './ctl-argv.js';
+
+const cli = new Cli({ binaryLabel: 'llmgw', binaryName: 'llmgw', binaryVersion: VERSION });
+cli.register(Builtins.HelpCommand);
+cli.register(RunCommand);
+cli.register(CtlActorsCommand);
+cli.register(ConfigCheckCommand);
+cli.register(ConfigSchemaCommand);
+cli.register(VersionCommand);
+cli.register(AgentInventoryCommand);
+
+void cli.runExit(hoistCtlOptions(process.argv.slice(2)));

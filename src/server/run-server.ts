@@ -1,0 +1,162 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
+import { healthPoller } from '../actors/endpoints/health-poller.js';
+import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
+import { createAdminPort } from '../admin/admin-port.js';
+import { loadConfig, type Config } from '../config/index.js';
+import { createDataPort } from '../dataport/data-port.js';
+import { createLogger, setLogLevel } from '../log.js';
+import { parseHostPort, urlFor } from '../net/host-port.js';
+import { Catalog } from '../router/catalog.js';
+import { EndpointTable } from '../router/endpoint-table.js';
+import { ActorSystem, type ThreadSpec } from '../runtime/index.js';
+
+export interface ServerFlags {
+  configPath?: string | undefined;
+  listen?: string | undefined;
+  adminListen?: string | undefined;
+}
+
+export interface RunningServer {
+  url: string;
+  adminUrl: string;
+  system: ActorSystem;
+  close(): Promise<void>;
+}
+
+const log = createLogger('server');
+const REGISTRY = 'endpoint-registry';
+
+/**
+ * Starts the server role: the actor system and its threads, simulated engines if the
+ * config asks for them, one health poller per endpoint, then the data and admin ports.
+ * The ports open only after every endpoint has been probed once, so the first request
+ * already has a routing table.
+ */
+export async function startServer(flags: ServerFlags): Promise<RunningServer> {
+  const config = loadConfig({ path: flags.configPath, overrides: { listen: flags.listen, admin_listen: flags.adminListen } });
+  setLogLevel(config.log_level);
+  const threads: ThreadSpec[] = [{ name: 'telemetry', onDeath: 'respawn' }];
+  if (config.simulate.length > 0) threads.push({ name: 'engines', onDeath: 'respawn' });
+  const system = await ActorSystem.start({ threads, askTimeoutMs: config.runtime.ask_timeout_ms, shutdownTimeoutMs: config.runtime.shutdown_timeout_ms });
+  const table = new EndpointTable({ connectTimeoutMs: config.router.connect_timeout_ms });
+  try {
+    await system.spawn(endpointRegistry, { name: REGISTRY, args: { table } });
+    await startSimulatedEngines(system, table, config);
+    for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight });
+    await startPollers(system, table, config);
+  } catch (err) {
+    await system.shutdown();
+    throw err;
+  }
+
+  const dataPort = createDataPort({
+    catalog: new Catalog(config.models),
+    table,
+    maxBodyBytes: config.router.max_body_bytes,
+    firstTokenTimeoutMs: config.router.first_token_timeout_ms,
+    idleTimeoutMs: config.router.idle_timeout_ms,
+  });
+  const adminPort = createAdminPort({ system, table, token: config.admin_token });
+  const url = await listen(dataPort, config.listen, 'listen');
+  const adminUrl = await listen(adminPort, config.admin_listen, 'admin_listen');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      log.info('shutting down: refusing new connections, letting requests in flight finish');
+      await Promise.all([drain(dataPort, config.runtime.shutdown_timeout_ms), drain(adminPort, 1_000)]);
+      await system.shutdown();
+      await table.close();
+      log.info('stopped');
+    })());
+  return { url, adminUrl, system, close };
+}
+
+/** Runs the server until SIGTERM or SIGINT, then shuts down in order and exits. */
+export async function runServer(flags: ServerFlags): Promise<void> {
+  const server = await startServer(flags);
+  // One line on stdout that scripts and specs wait for.
+  process.stdout.write(`llmgw server listening on ${server.url} (admin ${server.adminUrl})\n`);
+  const stop = (signal: string): void => {
+    log.info('signal received', { signal });
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error('shutdown failed', { error: err });
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {
+  for (const s of config.simulate) {
+    for (let i = 0; i < s.replicas; i++) {
+      const id = `sim-${s.model}-${i}`;
+      const ref = await system.spawn(simEngineActor, {
+        name: `sim:${s.model}:${i}`,
+        thread: 'engines',
+        args: { model: s.model, flavor: s.flavor, speed: s.speed, seed: s.seed + i, maxNumSeqs: s.max_num_seqs, numGpuBlocks: s.num_gpu_blocks },
+      });
+      const url = await ref.ask({ type: 'address' }, { timeoutMs: 30_000 });
+      table.add({ id, url, models: [s.model], weight: 1 });
+      log.info('simulated engine started', { endpoint: id, url });
+    }
+  }
+}
+
+async function startPollers(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {
+  const pollers = await Promise.all(
+    table.all().map((e) =>
+      system.spawn(healthPoller, {
+        name: `poller:${e.id}`,
+        thread: 'telemetry',
+        dependsOn: [REGISTRY],
+        args: {
+          id: e.id,
+          url: e.url,
+          models: [...e.models],
+          intervalMs: config.router.poll_interval_ms,
+          timeoutMs: config.router.connect_timeout_ms,
+          registry: REGISTRY,
+        },
+      }),
+    ),
+  );
+  // A first probe of everything before the ports open; an endpoint that is down now is
+  // reported (and retried by its poller), not waited for.
+  const probes = await Promise.all(pollers.map((p) => p.ask({ type: 'poll-now' }, { timeoutMs: config.router.connect_timeout_ms * 2 + 1_000 })));
+  for (const p of probes) if (!p.ready) log.warn('endpoint not ready at start', { endpoint: p.id, reason: p.reason });
+}
+
+function listen(server: Server, address: string, what: string): Promise<string> {
+  const { host, port } = parseHostPort(address, what);
+  return new Promise((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`${what} ${address}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : err.message}`)),
+    );
+    server.listen(port, host, () => {
+      const a = server.address() as AddressInfo;
+      resolve(urlFor(a.address, a.port));
+    });
+  });
+}
+
+/** Stops accepting, closes idle keep-alive connections, waits for the rest up to `graceMs`. */
+function drain(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+    }, graceMs);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
