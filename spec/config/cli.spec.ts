@@ -1,33 +1,12 @@
-import { Writable } from 'node:stream';
-import { Cli } from 'clipanion';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigCheckCommand } from '../../src/cli/commands/config-check.js';
 import { ConfigSchemaCommand } from '../../src/cli/commands/config-schema.js';
 import { configSchemaJson } from '../../src/config/index.js';
+import { runInProcess } from '../support/cli.js';
 import { BASE, tempFile } from './helpers.js';
 
-async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const cli = new Cli({ binaryName: 'llmgw' });
-  cli.register(ConfigCheckCommand);
-  cli.register(ConfigSchemaCommand);
-  let stdout = '';
-  let stderr = '';
-  const sink = (add: (s: string) => void): Writable =>
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        add(chunk.toString());
-        done();
-      },
-    });
-  const code = await cli.run(argv, {
-    stdin: process.stdin,
-    stdout: sink((s) => (stdout += s)),
-    stderr: sink((s) => (stderr += s)),
-    env,
-  });
-  return { code, stdout, stderr };
-}
+const run = (argv: string[], env: NodeJS.ProcessEnv = {}) => runInProcess([ConfigCheckCommand, ConfigSchemaCommand], argv, env);
 
 test('config schema prints the schema', async () => {
   const r = await run(['config', 'schema']);

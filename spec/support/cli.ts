@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import { Cli, type CommandClass } from 'clipanion';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -27,4 +29,28 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Runs clipanion commands in this process, capturing their output: for command logic
+ * that needs no process of its own (a spawned `llmgw` costs ~150 ms).
+ */
+export async function runInProcess(
+  commands: CommandClass[],
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cli = new Cli({ binaryName: 'llmgw' });
+  for (const c of commands) cli.register(c);
+  let stdout = '';
+  let stderr = '';
+  const sink = (add: (s: string) => void): Writable =>
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        add(chunk.toString());
+        done();
+      },
+    });
+  const code = await cli.run(argv, { stdin: process.stdin, stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)), env });
+  return { code, stdout, stderr };
 }

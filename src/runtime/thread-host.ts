@@ -515,31 +515,26 @@ export class ThreadHost implements CellHost {
   private registerCellMetrics(): void {
     const host = this;
     const labelNames = ['actor', 'thread'] as const;
-    const counter = (name: string, help: string, read: (c: ActorCell) => number): void => {
-      new Counter({
+    // Values live on the cells (a plain increment per message) and are copied into the
+    // metric at scrape time, so the hot path never touches prom-client.
+    const metric = (Kind: typeof Counter | typeof Gauge, name: string, help: string, read: (c: ActorCell) => number): void => {
+      new Kind({
         name,
         help,
         labelNames,
         registers: [this.registry],
-        collect() {
-          // Counts live on the cells (a plain increment per message); copied here at scrape time.
+        collect(this: Counter<'actor' | 'thread'> | Gauge<'actor' | 'thread'>) {
           this.reset();
-          for (const c of host.cells.values()) this.inc({ actor: c.name, thread: host.thread }, read(c));
+          for (const c of host.cells.values()) {
+            const labels = { actor: c.name, thread: host.thread };
+            if (this instanceof Gauge) this.set(labels, read(c));
+            else this.inc(labels, read(c));
+          }
         },
       });
     };
-    const gauge = (name: string, help: string, read: (c: ActorCell) => number): void => {
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers: [this.registry],
-        collect() {
-          this.reset();
-          for (const c of host.cells.values()) this.set({ actor: c.name, thread: host.thread }, read(c));
-        },
-      });
-    };
+    const counter = (name: string, help: string, read: (c: ActorCell) => number): void => metric(Counter, name, help, read);
+    const gauge = (name: string, help: string, read: (c: ActorCell) => number): void => metric(Gauge, name, help, read);
     counter('llmgw_actor_messages_processed_total', 'Messages an actor has handled', (c) => c.processed);
     counter('llmgw_actor_failures_total', 'Handler failures (each one restarts the actor)', (c) => c.failures);
     counter('llmgw_actor_restarts_total', 'Times an actor was restarted with fresh state', (c) => c.restarts);

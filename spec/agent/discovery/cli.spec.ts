@@ -1,27 +1,11 @@
-import { Writable } from 'node:stream';
-import { Cli } from 'clipanion';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AgentInventoryCommand, parseFabricFlags } from '../../../src/cli/commands/agent-inventory.js';
-import { runCli } from '../../support/cli.js';
+import { runCli, runInProcess } from '../../support/cli.js';
 import { ibRootOf, smiOf, type Case } from './fixtures.js';
 
 /** The command in-process, for the table (no process start needed). */
-async function inProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const cli = new Cli({ binaryName: 'llmgw' });
-  cli.register(AgentInventoryCommand);
-  let stdout = '';
-  let stderr = '';
-  const sink = (add: (s: string) => void): Writable =>
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        add(chunk.toString());
-        done();
-      },
-    });
-  const code = await cli.run(argv, { stdin: process.stdin, stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)), env: {} });
-  return { code, stdout, stderr };
-}
+const inProcess = (argv: string[]) => runInProcess([AgentInventoryCommand], argv);
 
 const on = (c: Case): string[] => ['--nvidia-smi', smiOf(c), '--ib-root', ibRootOf(c)];
 
