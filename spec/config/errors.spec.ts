@@ -35,7 +35,7 @@ test('an unknown key names the likely intent', () => {
 
 test('an unknown key with no close match lists the known keys', () => {
   assert.equal(problems(BASE + 'router:\n  turbo: true\n'), [
-    "llmgw.yaml: router: unknown key 'turbo' (known keys: max_body_bytes, connect_timeout_ms, first_token_timeout_ms, idle_timeout_ms, poll_interval_ms, stale_after_ms)",
+    "llmgw.yaml: router: unknown key 'turbo' (known keys: max_body_bytes, connect_timeout_ms, first_token_timeout_ms, idle_timeout_ms, poll_interval_ms, stale_after_ms, default_profile, profiles, retries, cooldown, breaker, prefix)",
   ]);
 });
 
@@ -132,6 +132,23 @@ test('a model nothing can serve is an error; profiles, an endpoint or a simulate
   parseConfig(text + '  - model: mistral-7b\n', 'llmgw.yaml', {});
   parseConfig(text.replace('models: [llama-3.1-8b, llama-3.3-70b]', 'models: [llama-3.1-8b, llama-3.3-70b, mistral-7b]'), 'llmgw.yaml', {});
   parseConfig(text.replace('  - name: mistral-7b\n', '  - name: mistral-7b\n    profiles: [{ name: p, gpu_class: l40s, tp: 1 }]\n'), 'llmgw.yaml', {});
+});
+
+test('routing profiles: unknown names in a model or the default, and duplicates, are refused with the known ones', () => {
+  const text = `${BASE.replace('    aliases: [llama-8b]\n', '    aliases: [llama-8b]\n    routing_profile: chatt\n')}router:
+  default_profile: nightly
+  profiles:
+    - name: sticky
+      scorers: { session: 1 }
+    - name: sticky
+`;
+  assert.equal(problems(text), [
+    "llmgw.yaml: models[0].routing_profile: 'chatt' is not a routing profile (did you mean 'chat'?); have: chat, batch, long-context, sticky",
+    "llmgw.yaml: router.default_profile: 'nightly' is not a routing profile; have: chat, batch, long-context, sticky",
+    "llmgw.yaml: router.profiles[1].name: 'sticky' is already taken by router.profiles[0].name",
+  ]);
+  const typo = `${BASE}router:\n  profiles:\n    - name: p\n      scorers: { prefx: 1 }\n`;
+  assert.equal(problems(typo), ["llmgw.yaml: router.profiles[0].scorers: unknown key 'prefx' (did you mean 'prefix'?)"]);
 });
 
 test('every problem is reported at once, one per line, sorted by path with indices in numeric order', () => {

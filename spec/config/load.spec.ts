@@ -21,6 +21,24 @@ router:
   idle_timeout_ms: 300
   poll_interval_ms: 400
   stale_after_ms: 500
+  default_profile: interactive
+  profiles:
+    - name: interactive
+      scorers: { queue: 1, kv: 0.5, inflight: 2, prefix: 3, session: 1, weight: 0.1 }
+  retries:
+    max_attempts: 2
+  cooldown:
+    failures: 3
+    ms: 600
+  breaker:
+    failures: 7
+    open_ms: 700
+    max_open_ms: 800
+  prefix:
+    block_chars: 128
+    max_blocks: 64
+    index_entries: 1000
+    offload_bytes: 9000
 models:
   - name: llama-3.1-8b
     aliases: [llama-8b]
@@ -63,7 +81,20 @@ simulate:
 
 test('a config that sets every key is read as written', () => {
   const c = parseConfig(FULL, 'full.yaml', {});
-  assert.equal(c.router, { max_body_bytes: 1048576, connect_timeout_ms: 100, first_token_timeout_ms: 200, idle_timeout_ms: 300, poll_interval_ms: 400, stale_after_ms: 500 });
+  assert.equal(c.router, {
+    max_body_bytes: 1048576,
+    connect_timeout_ms: 100,
+    first_token_timeout_ms: 200,
+    idle_timeout_ms: 300,
+    poll_interval_ms: 400,
+    stale_after_ms: 500,
+    default_profile: 'interactive',
+    profiles: [{ name: 'interactive', scorers: { queue: 1, kv: 0.5, inflight: 2, prefix: 3, session: 1, weight: 0.1 } }],
+    retries: { max_attempts: 2 },
+    cooldown: { failures: 3, ms: 600 },
+    breaker: { failures: 7, open_ms: 700, max_open_ms: 800 },
+    prefix: { block_chars: 128, max_blocks: 64, index_entries: 1000, offload_bytes: 9000 },
+  });
   assert.equal(c.runtime, { ask_timeout_ms: 1000, shutdown_timeout_ms: 2000 });
   assert.is(c.admin_token, 's3cret');
   assert.is(c.log_level, 'debug');
@@ -81,11 +112,29 @@ test('every default is filled in, and optional keys stay unset', () => {
   assert.is(c.admin_token, undefined);
   assert.is(c.log_level, 'info');
   assert.equal(c.runtime, { ask_timeout_ms: 5000, shutdown_timeout_ms: 10000 });
-  assert.equal(c.router, { max_body_bytes: 4194304, connect_timeout_ms: 2000, first_token_timeout_ms: 60000, idle_timeout_ms: 30000, poll_interval_ms: 1000, stale_after_ms: 5000 });
+  assert.equal(c.router, {
+    max_body_bytes: 4194304,
+    connect_timeout_ms: 2000,
+    first_token_timeout_ms: 60000,
+    idle_timeout_ms: 30000,
+    poll_interval_ms: 1000,
+    stale_after_ms: 5000,
+    default_profile: 'chat',
+    profiles: [],
+    retries: { max_attempts: 3 },
+    cooldown: { failures: 2, ms: 2000 },
+    breaker: { failures: 5, open_ms: 10000, max_open_ms: 300000 },
+    prefix: { block_chars: 256, max_blocks: 256, index_entries: 200000, offload_bytes: 32768 },
+  });
   assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], profiles: [] });
   assert.equal(c.models[2]!.profiles[0], { name: 'h100-tp1', engine: 'vllm', gpu_class: 'h100-80g', tp: 1, pp: 1, nodes: 1, replicas: 1 });
   assert.equal(c.endpoints[0], { id: 'gpu-a-0', url: 'http://10.0.0.5:8000', models: ['llama-3.1-8b', 'llama-3.3-70b'], weight: 1, priority: 0 });
   assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 1, speed: 1, flavor: 'vllm', seed: 0 });
+});
+
+test('a profile that sets some scorers leaves the others at 0', () => {
+  const c = parseConfig(`${BASE}router:\n  profiles:\n    - name: sticky\n      scorers: { session: 1 }\n`, 'llmgw.yaml', {});
+  assert.equal(c.router.profiles[0], { name: 'sticky', scorers: { queue: 0, kv: 0, inflight: 0, prefix: 0, session: 1, weight: 0 } });
 });
 
 test('an empty file is all defaults', () => {

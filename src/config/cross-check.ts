@@ -14,9 +14,12 @@
 //   mistake that would otherwise surface as 503s at request time.
 // - listen and admin_listen parse as HOST:PORT and are not the same address.
 // - endpoint urls parse as http(s) URLs.
+// - routing profile names are unique; a model's routing_profile and
+//   router.default_profile name a built-in or configured profile.
 
 import { parseHostPort } from '../net/host-port.js';
 import { didYouMean, formatPath, HOST_PORT_MESSAGE, URL_MESSAGE, show, type RawProblem, type Segment } from './problems.js';
+import { BUILTIN_ROUTING_PROFILES } from './routing-profiles.js';
 import { HOST_PORT_PATTERN, HTTP_URL_PATTERN } from './schema.js';
 
 type Obj = Record<string, unknown>;
@@ -31,6 +34,7 @@ export function crossCheck(data: unknown): RawProblem[] {
   const fail = (segments: Segment[], message: string): void => void out.push({ segments, message });
 
   checkAddresses(data, fail);
+  const profiles = checkRoutingProfiles(data, fail);
 
   // Names and aliases: one namespace. `taken` remembers where each was first declared
   // and `owner` which model it resolves to.
@@ -69,6 +73,9 @@ export function crossCheck(data: unknown): RawProblem[] {
       if (target === undefined) fail(at, `'${f}' is not a model in the catalog${didYouMean(f, taken.keys())}`);
       else if (target === i) fail(at, `'${f}' is this model itself`);
     });
+    if (isName(m.routing_profile) && !profiles.has(m.routing_profile)) {
+      fail(['models', i, 'routing_profile'], `'${m.routing_profile}' is not a routing profile${didYouMean(m.routing_profile, profiles)}; have: ${[...profiles].join(', ')}`);
+    }
     const profileNames = new Map<string, number>();
     list(m.profiles).forEach((p, k) => {
       if (!isObj(p) || !isName(p.name)) return;
@@ -114,6 +121,23 @@ export function crossCheck(data: unknown): RawProblem[] {
   });
 
   return out;
+}
+
+/** Checks router.profiles and router.default_profile; returns every profile name a model may use. */
+function checkRoutingProfiles(data: Obj, fail: (segments: Segment[], message: string) => void): Set<string> {
+  const known = new Set(BUILTIN_ROUTING_PROFILES.map((p) => p.name));
+  const router = isObj(data.router) ? data.router : {};
+  const declared = new Map<string, number>();
+  list(router.profiles).forEach((p, i) => {
+    if (!isObj(p) || !isName(p.name)) return;
+    const prev = declared.get(p.name);
+    if (prev !== undefined) return fail(['router', 'profiles', i, 'name'], `'${p.name}' is already taken by router.profiles[${prev}].name`);
+    declared.set(p.name, i);
+    known.add(p.name);
+  });
+  const d = router.default_profile;
+  if (isName(d) && !known.has(d)) fail(['router', 'default_profile'], `'${d}' is not a routing profile${didYouMean(d, known)}; have: ${[...known].join(', ')}`);
+  return known;
 }
 
 function checkAddresses(data: Obj, fail: (segments: Segment[], message: string) => void): void {

@@ -16,6 +16,8 @@ export type {
   ModelConfig,
   ProfileConfig,
   RouterConfig,
+  RoutingProfileConfig,
   RuntimeConfig,
+  ScorerName,
   SimulateConfig,
 } from './types.js';

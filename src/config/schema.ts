@@ -73,6 +73,28 @@ const profile = object(
   { required: ['name', 'gpu_class', 'tp'] },
 );
 
+const weightOf = (what: string): SchemaNode => ({ type: 'number', description: what, minimum: 0, default: 0 });
+
+const routingProfile = object(
+  'A routing profile: how much each scorer counts when the router picks an endpoint. A scorer left out counts 0; the router in-flight scorer is always on.',
+  {
+    name: name('Name of the profile, e.g. chat; models select it with routing_profile, requests with x-llmgw-profile.'),
+    scorers: object(
+      'Weight of each scorer; each scores an endpoint from 0 to 1.',
+      {
+        queue: weightOf("The engine's waiting queue (scraped), shorter is better."),
+        kv: weightOf("The engine's KV-cache usage (scraped), lower is better."),
+        inflight: weightOf("Requests the router has in flight to the endpoint, fewer is better. Never stale. At least 0.1 is used."),
+        prefix: weightOf('Prefix affinity: the share of the prompt the endpoint served last.'),
+        session: weightOf('Session affinity: the same x-llmgw-session header or `user` field goes to the same endpoint.'),
+        weight: weightOf("The endpoint's configured weight relative to the largest."),
+      },
+      { default: {} },
+    ),
+  },
+  { required: ['name'] },
+);
+
 const model = object(
   'A model clients can ask for by name. It must be servable: it needs profiles, or an endpoint or simulate entry that names it.',
   {
@@ -100,7 +122,11 @@ const endpoint = object(
     models: list('Model names (not aliases) this engine serves; each must be in `models`.', name('A model name.'), { minItems: 1 }),
     pool: name('Pool the endpoint belongs to, e.g. ib-a/h100-80g.'),
     weight: { type: 'number', description: 'Relative capacity of the endpoint; measure it rather than guess.', exclusiveMinimum: 0, default: 1 },
-    priority: { type: 'integer', description: 'Higher priorities are tried first.', default: 0 },
+    priority: {
+      type: 'integer',
+      description: 'Higher priorities are tried first: an endpoint receives traffic only while no usable endpoint of a higher priority serves the model.',
+      default: 0,
+    },
   },
   { required: ['id', 'url', 'models'] },
 );
@@ -148,7 +174,48 @@ const schema: SchemaNode = object(
         first_token_timeout_ms: ms('How long to wait for an engine to send its first token, in ms.', 60_000),
         idle_timeout_ms: ms('How long a stream may stay silent between tokens, in ms.', 30_000),
         poll_interval_ms: ms('How often each engine is polled for load and health, in ms.', 1_000),
-        stale_after_ms: ms("How old an engine's last poll may be before it is not routed to, in ms.", 5_000),
+        stale_after_ms: ms(
+          "How old an engine's scraped load may be before the scheduler ignores it and falls back to the router's own in-flight counts, in ms.",
+          5_000,
+        ),
+        default_profile: str('Routing profile for models that name none and requests without x-llmgw-profile.', { minLength: 1, default: 'chat' }),
+        profiles: list(
+          'Routing profiles: named scorer weights. They add to the built-in chat, batch and long-context profiles, or replace one of the same name.',
+          routingProfile,
+          { default: [] },
+        ),
+        retries: object(
+          'Retries of a request that failed before its first byte reached the client, each on a different endpoint.',
+          { max_attempts: int('Most attempts per request, the first included. 1 disables retries.', 1, { maximum: 10, default: 3 }) },
+          { default: {} },
+        ),
+        cooldown: object(
+          'A short pause for an endpoint after consecutive failures, so a blip (an engine restarting) costs few requests.',
+          {
+            failures: int('Consecutive failures that start a cooldown.', 1, { default: 2 }),
+            ms: ms('How long the endpoint receives no traffic, in ms.', 2_000),
+          },
+          { default: {} },
+        ),
+        breaker: object(
+          'A circuit breaker per endpoint: open after consecutive failures, half-open after a pause (one trial request), closed again on success.',
+          {
+            failures: int('Consecutive failures that open the breaker.', 1, { default: 5 }),
+            open_ms: ms('How long the breaker stays open before a trial request, in ms. Doubles each time a trial fails.', 10_000),
+            max_open_ms: ms('Longest open period after repeated failed trials, in ms.', 300_000),
+          },
+          { default: {} },
+        ),
+        prefix: object(
+          'Prefix affinity: prompts are hashed in fixed blocks and sent where their longest prefix was last served, so the engine finds it in its KV cache.',
+          {
+            block_chars: int('Characters per hashed block (about four per token).', 16, { default: 256 }),
+            max_blocks: int('Most blocks hashed per prompt; the head of a long prompt is enough to find its engine.', 1, { default: 256 }),
+            index_entries: int('Block hashes remembered, least recently used dropped first.', 1, { default: 200_000 }),
+            offload_bytes: int('Prompts longer than this (characters) are hashed on the CPU pool instead of the main thread.', 1, { default: 32_768 }),
+          },
+          { default: {} },
+        ),
       },
       { default: {} },
     ),

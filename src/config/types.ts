@@ -20,6 +20,20 @@ export interface RouterConfig {
   readonly idle_timeout_ms: number;
   readonly poll_interval_ms: number;
   readonly stale_after_ms: number;
+  readonly default_profile: string;
+  readonly profiles: readonly RoutingProfileConfig[];
+  readonly retries: { readonly max_attempts: number };
+  readonly cooldown: { readonly failures: number; readonly ms: number };
+  readonly breaker: { readonly failures: number; readonly open_ms: number; readonly max_open_ms: number };
+  readonly prefix: { readonly block_chars: number; readonly max_blocks: number; readonly index_entries: number; readonly offload_bytes: number };
+}
+
+export const SCORER_NAMES = ['queue', 'kv', 'inflight', 'prefix', 'session', 'weight'] as const;
+export type ScorerName = (typeof SCORER_NAMES)[number];
+
+export interface RoutingProfileConfig {
+  readonly name: string;
+  readonly scorers: Readonly<Record<ScorerName, number>>;
 }
 
 export interface ProfileConfig {
