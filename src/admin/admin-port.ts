@@ -3,14 +3,18 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { LlmgwError } from '../errors.js';
 import { sendError, sendJson } from '../dataport/respond.js';
-import type { ActorSystem } from '../runtime/index.js';
+import type { AccountingMsg } from '../messages/accounting.js';
 import type { EndpointTable } from '../router/endpoint-table.js';
+import type { ActorRef, ActorSystem } from '../runtime/index.js';
 
 export interface AdminPortOptions {
   system: ActorSystem;
   table: EndpointTable;
   /** When set, /admin/* requires `Authorization: Bearer <token>`. */
   token: string | undefined;
+  /** Main-thread registries merged into /metrics (endpoint gauges). */
+  registries: Registry[];
+  accounting: ActorRef<AccountingMsg>;
 }
 
 /**
@@ -29,12 +33,13 @@ export function createAdminPort(opts: AdminPortOptions): Server {
   };
 
   return createServer((req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const url = new URL(req.url ?? '/', 'http://admin');
+    const path = url.pathname;
     const run = async (): Promise<void> => {
       if (req.method !== 'GET') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`));
       if (path === '/health') return sendJson(res, 200, { status: 'ok' });
       if (path === '/metrics') {
-        const merged = Registry.merge([processRegistry, await opts.system.metrics()]);
+        const merged = Registry.merge([processRegistry, ...opts.registries, await opts.system.metrics()]);
         const text = await merged.metrics();
         res.writeHead(200, { 'content-type': merged.contentType });
         res.end(text);
@@ -45,12 +50,38 @@ export function createAdminPort(opts: AdminPortOptions): Server {
       switch (path) {
         case '/admin/v1/actors':
           return sendJson(res, 200, await opts.system.stats());
-        case '/admin/v1/endpoints':
+        case '/admin/v1/endpoints': {
+          const now = Date.now();
           return sendJson(
             res,
             200,
-            opts.table.all().map((e) => ({ id: e.id, url: e.url, models: e.models, ready: e.ready, reason: e.reason, inflight: e.inflight, probedAt: e.probedAt })),
+            opts.table.all().map((e) => ({
+              id: e.id,
+              url: e.url,
+              models: e.models,
+              pool: e.pool,
+              priority: e.priority,
+              weight: e.weight,
+              ready: e.ready,
+              reason: e.reason,
+              probedAt: e.probedAt,
+              inflight: e.inflight,
+              draining: e.draining,
+              breaker: e.health.breakerAt(now),
+              consecutiveFailures: e.health.consecutiveFailures,
+              blocked: e.health.blocked(now),
+              load: e.load,
+              loadAgeMs: e.loadAt === null ? null : now - e.loadAt,
+              loadError: e.loadError,
+            })),
           );
+        }
+        case '/admin/v1/usage': {
+          const limit = Number(url.searchParams.get('limit') ?? 100);
+          if (!Number.isInteger(limit) || limit < 0) return sendError(res, new LlmgwError('LLMGW_INVALID_REQUEST', `limit must be a whole number, not '${url.searchParams.get('limit')}'`));
+          const [totals, recent] = await Promise.all([opts.accounting.ask({ type: 'totals' }), opts.accounting.ask({ type: 'recent', limit })]);
+          return sendJson(res, 200, { totals, recent });
+        }
         default:
           return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for GET ${path}`));
       }

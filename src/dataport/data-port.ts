@@ -1,47 +1,71 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
-import { errors as undiciErrors } from 'undici';
+import type { RouterConfig } from '../config/index.js';
 import { LlmgwError } from '../errors.js';
 import { createLogger } from '../log.js';
+import type { UsageRecord } from '../messages/accounting.js';
 import type { Catalog, CatalogEntry } from '../router/catalog.js';
 import type { EndpointState, EndpointTable } from '../router/endpoint-table.js';
-import { readBody } from './read-body.js';
+import type { PrefixIndex } from '../router/scheduler/prefix-index.js';
+import type { Scheduler } from '../router/scheduler/scheduler.js';
+import type { Profile, RouteRequest } from '../router/scheduler/types.js';
+import type { CpuRunner } from '../runtime/index.js';
+import { hashPrefix } from '../tasks/prefix-hash.js';
+import { forward, type Outcome } from './forward.js';
+import { promptText, sessionKey } from './prompt.js';
+import { discardBody, readBody } from './read-body.js';
 import { sendError, sendJson } from './respond.js';
 
 export interface DataPortOptions {
   catalog: Catalog;
   table: EndpointTable;
-  maxBodyBytes: number;
-  firstTokenTimeoutMs: number;
-  idleTimeoutMs: number;
+  scheduler: Scheduler;
+  profiles: ReadonlyMap<string, Profile>;
+  /** Routing profile per canonical model name, where the config sets one. */
+  modelProfiles: ReadonlyMap<string, string>;
+  prefixIndex: PrefixIndex;
+  router: RouterConfig;
+  /** Hashes long prompts off the main thread. */
+  cpu: CpuRunner;
+  /** Receives one record per request, whatever its ending. Must not block. */
+  usage: (record: UsageRecord) => void;
 }
 
 const INFERENCE_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/embeddings']);
+const PROFILE_HEADER = 'x-llmgw-profile';
+/** How much of an oversized body is read and dropped so its sender can read the 413. */
+const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
+const DISCARD_MAX_MS = 10_000;
 const log = createLogger('dataport');
+
+/** A request that passed validation, on its way to an engine. */
+interface Job {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  body: Record<string, unknown>;
+  stream: boolean;
+  stripUsage: boolean;
+  entry: CatalogEntry;
+  profile: Profile;
+  prefix: Float64Array | null;
+  session: string | null;
+  record: UsageRecord;
+  arrived: number;
+}
 
 /**
  * The OpenAI-compatible port clients talk to. It validates the request, resolves the
- * model, picks a ready endpoint and streams the engine's answer straight through.
+ * model, lets the scheduler pick an endpoint, and streams the engine's answer straight
+ * through; failures before the first byte are retried elsewhere, then fall back to the
+ * model's fallbacks in order. Everything here runs on the main thread and reads the
+ * endpoint table synchronously: nothing on the request path waits on another thread.
  */
 export function createDataPort(opts: DataPortOptions): Server {
-  const rr = new Map<string, number>();
   const created = Math.floor(Date.now() / 1000);
+  const { router } = opts;
 
-  const pick = (entry: CatalogEntry): { endpoint: EndpointState; served: string } | undefined => {
-    // The model itself first, then its fallbacks in order.
-    for (const name of [entry.name, ...entry.fallbacks]) {
-      const target = opts.catalog.resolve(name);
-      if (!target) continue;
-      const ready = opts.table.forModel(target.name).filter((e) => e.ready);
-      if (ready.length === 0) continue;
-      const n = rr.get(target.name) ?? 0;
-      rr.set(target.name, n + 1);
-      return { endpoint: ready[n % ready.length]!, served: target.name };
-    }
-    return undefined;
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, arrived: number): Promise<void> => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     if (path === '/health') return sendJson(res, 200, { status: 'ok' });
     if (path === '/v1/models') {
@@ -54,12 +78,21 @@ export function createDataPort(opts: DataPortOptions): Server {
     if (!INFERENCE_PATHS.has(path)) return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for ${req.method} ${path}`));
     if (req.method !== 'POST') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use POST`));
 
+    const requestId = requestIdOf(req);
+    const record = newRecord(requestId, path);
+    const refuse = (err: LlmgwError, param: string | null = null, headers: Record<string, string> = {}): void => {
+      sendError(res, err, param, { 'x-request-id': requestId, ...headers });
+      finish(record, err.status, err.code, arrived);
+    };
+
     let raw: Buffer;
     try {
-      raw = await readBody(req, opts.maxBodyBytes);
+      raw = await readBody(req, router.max_body_bytes);
     } catch (err) {
-      // The rest of an oversized body is not read: close the connection after answering.
-      return sendError(res, LlmgwError.from(err), null, { connection: 'close' });
+      // Let the client finish sending (within bounds) so that it reads the 413, then
+      // close the connection: what is left of a body past the bounds is not worth reading.
+      await discardBody(req, DISCARD_MAX_BYTES, DISCARD_MAX_MS);
+      return refuse(LlmgwError.from(err), null, { connection: 'close' });
     }
     let body: Record<string, unknown>;
     try {
@@ -67,86 +100,183 @@ export function createDataPort(opts: DataPortOptions): Server {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
       body = parsed as Record<string, unknown>;
     } catch {
-      return sendError(res, new LlmgwError('LLMGW_INVALID_REQUEST', 'the request body is not a JSON object; send Content-Type: application/json with a JSON object body'));
+      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', 'the request body is not a JSON object; send Content-Type: application/json with a JSON object body'));
     }
+    if (typeof body.model === 'string') record.modelAsked = body.model;
     if (typeof body.model !== 'string' || body.model === '') {
-      return sendError(res, new LlmgwError('LLMGW_INVALID_REQUEST', "the request has no 'model'; name one of GET /v1/models"), 'model');
+      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', "the request has no 'model'; name one of GET /v1/models"), 'model');
     }
-    if (body.stream !== undefined && typeof body.stream !== 'boolean') {
-      return sendError(res, new LlmgwError('LLMGW_INVALID_REQUEST', `'stream' must be true or false, not ${JSON.stringify(body.stream)}`), 'stream');
+    if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
+      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', `'stream' must be true or false, not ${JSON.stringify(body.stream)}`), 'stream');
     }
     const entry = opts.catalog.resolve(body.model);
     if (!entry) {
-      return sendError(
-        res,
-        new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${body.model}' does not exist; available: ${opts.catalog.names().join(', ')}`),
-        'model',
-      );
+      return refuse(new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${body.model}' does not exist; available: ${opts.catalog.names().join(', ')}`), 'model');
     }
-    const choice = pick(entry);
-    if (!choice) {
-      const why = opts.table
-        .forModel(entry.name)
-        .map((e) => `${e.id}: ${e.reason ?? 'not ready'}`)
-        .join('; ');
-      return sendError(res, new LlmgwError('LLMGW_NO_ENDPOINT', `no ready endpoint serves '${entry.name}'${why ? ` (${why})` : ''}; retry shortly`), null, { 'retry-after': '1' });
+    const asked = req.headers[PROFILE_HEADER];
+    const profileName = typeof asked === 'string' && asked !== '' ? asked : opts.modelProfiles.get(entry.name) ?? router.default_profile;
+    const profile = opts.profiles.get(profileName);
+    if (!profile) {
+      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', `${PROFILE_HEADER}: '${profileName}' is not a routing profile; have: ${[...opts.profiles.keys()].join(', ')}`));
     }
-    body.model = choice.served;
-    await forward(req, res, path, JSON.stringify(body), choice.endpoint, body.stream === true);
+    record.profile = profile.name;
+
+    const stream = body.stream === true;
+    record.stream = stream;
+    // Always ask the engine for usage, so accounting does not depend on the client.
+    let stripUsage = false;
+    if (stream && path !== '/v1/embeddings') {
+      const so = body.stream_options;
+      const wants = typeof so === 'object' && so !== null && (so as { include_usage?: unknown }).include_usage === true;
+      if (!wants) {
+        stripUsage = true;
+        body.stream_options = { ...(typeof so === 'object' && so !== null ? so : {}), include_usage: true };
+      }
+    }
+
+    const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
+    await dispatch({ req, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived });
   };
 
-  const forward = async (req: IncomingMessage, res: ServerResponse, path: string, payload: string, ep: EndpointState, stream: boolean): Promise<void> => {
-    const abort = new AbortController();
-    // A client that goes away cancels the engine's work at once (it frees KV blocks).
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
-    ep.inflight++;
-    try {
-      const upstream = await ep.pool.request({
-        path,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: req.headers.accept ?? '*/*' },
-        body: payload,
-        signal: abort.signal,
-        headersTimeout: opts.firstTokenTimeoutMs,
-        bodyTimeout: opts.idleTimeoutMs,
-      });
-      const headers: Record<string, string> = { 'x-llmgw-endpoint': ep.id };
-      const type = upstream.headers['content-type'];
-      if (typeof type === 'string') headers['content-type'] = type;
-      if (stream) headers['cache-control'] = 'no-cache';
-      res.writeHead(upstream.statusCode, headers);
-      try {
-        await pipeline(upstream.body, res);
-      } catch (err) {
-        if (abort.signal.aborted) return;
-        log.warn('upstream failed mid-response', { endpoint: ep.id, error: err });
-        if (stream && !res.writableEnded) {
-          const e = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${ep.id} failed mid-stream: ${(err as Error).message}`);
-          res.end(`data: ${JSON.stringify(e.toOpenAI())}\n\ndata: [DONE]\n\n`);
-        } else {
-          res.destroy();
+  const prefixOf = async (path: string, body: Record<string, unknown>): Promise<Float64Array | null> => {
+    const text = promptText(path, body);
+    if (text === null || text.length < router.prefix.block_chars) return null;
+    const input = { text, blockChars: router.prefix.block_chars, maxBlocks: router.prefix.max_blocks };
+    // Hashing costs the main thread ~2.5 µs per KB; past offload_bytes the pool's hop is cheaper.
+    return text.length > router.prefix.offload_bytes ? opts.cpu.run<Float64Array>('hashPrefix', input) : hashPrefix(input);
+  };
+
+  const dispatch = async (job: Job): Promise<void> => {
+    const { record, res } = job;
+    const tried: EndpointState[] = [];
+    const models = [job.entry.name, ...job.entry.fallbacks.map((f) => opts.catalog.resolve(f)?.name ?? f)];
+    let lastError: LlmgwError | null = null;
+
+    for (let m = 0; m < models.length && tried.length < router.retries.max_attempts; m++) {
+      const model = models[m]!;
+      const endpoints = opts.table.forModel(model);
+      let payload: string | null = null;
+      while (tried.length < router.retries.max_attempts) {
+        const route: RouteRequest = { model, prefix: job.prefix, session: job.session, tried, now: Date.now() };
+        const t0 = performance.now();
+        const ep = opts.scheduler.pick(endpoints, route, job.profile);
+        record.scheduleMicros += (performance.now() - t0) * 1000;
+        if (!ep) break; // nothing (left) for this model: its fallback, if any
+        if (log.enabled('debug')) log.debug('picked', { request: record.id, model, endpoint: ep.id, profile: job.profile.name, scores: opts.scheduler.explain(ep) });
+        if (job.prefix) opts.prefixIndex.record(job.prefix, ep.id);
+        tried.push(ep);
+        record.attempts = tried.length;
+        record.endpoint = ep.id;
+        record.modelServed = model;
+        record.fallback = m > 0;
+        if (payload === null) {
+          job.body.model = model;
+          payload = JSON.stringify(job.body);
         }
+        const outcome = await forward(ep, {
+          req: job.req,
+          res,
+          path: job.path,
+          payload,
+          stream: job.stream,
+          stripUsage: job.stripUsage,
+          requestId: record.id,
+          arrived: job.arrived,
+          firstTokenTimeoutMs: router.first_token_timeout_ms,
+          idleTimeoutMs: router.idle_timeout_ms,
+        });
+        if (outcome.kind === 'failed' && outcome.retry && !res.destroyed) {
+          log.warn('attempt failed, trying another endpoint', { request: record.id, endpoint: ep.id, error: outcome.error.message });
+          lastError = outcome.error;
+          continue;
+        }
+        return settle(job, outcome);
       }
+    }
+    if (lastError) {
+      record.modelServed = null;
+      return settle(job, { kind: 'failed', error: lastError, retry: false });
+    }
+    record.modelServed = null;
+    record.endpoint = null;
+    const why = models
+      .flatMap((model) => opts.scheduler.rejections(opts.table.forModel(model), { model, prefix: null, session: null, tried, now: Date.now() }).map((r) => `${r.id}: ${r.reason}`))
+      .join('; ');
+    const names = models.length > 1 ? `'${job.entry.name}' or its fallbacks (${job.entry.fallbacks.join(', ')})` : `'${job.entry.name}'`;
+    const err = new LlmgwError('LLMGW_NO_ENDPOINT', `no endpoint can serve ${names} now${why ? ` (${why})` : ' (no endpoint serves it)'}; retry shortly`);
+    sendError(res, err, null, { 'retry-after': '1', 'x-request-id': record.id });
+    finish(record, err.status, err.code, job.arrived);
+  };
+
+  const settle = (job: Job, outcome: Outcome): void => {
+    const { record } = job;
+    switch (outcome.kind) {
+      case 'served':
+        if (outcome.usage) {
+          record.promptTokens = outcome.usage.promptTokens;
+          record.completionTokens = outcome.usage.completionTokens;
+          record.cachedTokens = outcome.usage.cachedTokens;
+        }
+        record.ttftMs = outcome.ttftMs;
+        return finish(record, outcome.status, null, job.arrived);
+      case 'failed':
+        sendError(job.res, outcome.error, null, { 'x-request-id': record.id, ...(record.endpoint ? { 'x-llmgw-endpoint': record.endpoint } : {}) });
+        return finish(record, outcome.error.status, outcome.error.code, job.arrived);
+      case 'broken':
+        record.ttftMs = outcome.ttftMs;
+        log.warn('response broken mid-way', { request: record.id, endpoint: record.endpoint, error: outcome.error.message });
+        return finish(record, 200, outcome.error.code, job.arrived);
+      case 'gone':
+        record.ttftMs = outcome.ttftMs;
+        return finish(record, 499, null, job.arrived);
+    }
+  };
+
+  const finish = (record: UsageRecord, status: number, error: string | null, arrived: number): void => {
+    record.status = status;
+    record.error = error;
+    record.durationMs = performance.now() - arrived;
+    try {
+      opts.usage(record);
     } catch (err) {
-      if (abort.signal.aborted) return;
-      const timeout = err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError;
-      const e = new LlmgwError(
-        timeout ? 'LLMGW_UPSTREAM_TIMEOUT' : 'LLMGW_UPSTREAM_FAILED',
-        `endpoint ${ep.id} ${timeout ? 'timed out' : 'failed'}: ${(err as Error).message}`,
-      );
-      log.warn('upstream request failed', { endpoint: ep.id, error: err });
-      sendError(res, e, null, { 'x-llmgw-endpoint': ep.id });
-    } finally {
-      ep.inflight--;
+      log.error('usage record lost', { request: record.id, error: err });
     }
   };
 
   return createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    const arrived = performance.now();
+    handle(req, res, arrived).catch((err: unknown) => {
       log.error('request failed', { error: err });
       sendError(res, LlmgwError.from(err));
     });
   });
+}
+
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : randomUUID();
+}
+
+function newRecord(id: string, path: string): UsageRecord {
+  return {
+    id,
+    at: Date.now(),
+    path,
+    modelAsked: '',
+    modelServed: null,
+    fallback: false,
+    endpoint: null,
+    status: 0,
+    error: null,
+    stream: false,
+    promptTokens: 0,
+    completionTokens: 0,
+    cachedTokens: 0,
+    ttftMs: null,
+    durationMs: 0,
+    queueMs: 0,
+    attempts: 0,
+    scheduleMicros: 0,
+    profile: '',
+  };
 }

@@ -31,3 +31,34 @@ function tooLarge(size: number, limit: number): LlmgwError {
     limit,
   });
 }
+
+/**
+ * Reads and drops what is left of a refused body, up to `maxBytes` or `timeoutMs`, so
+ * the client finishes sending and reads the answer instead of a connection reset (a
+ * client still writing when the socket closes sees EPIPE, not the 413). Resolves true
+ * when the body ended within the bounds.
+ */
+export function discardBody(req: IncomingMessage, maxBytes: number, timeoutMs: number): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let size = 0;
+    const done = (ended: boolean): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) done(false);
+    };
+    const onEnd = (): void => done(true);
+    const onError = (): void => done(false);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.resume();
+  });
+}

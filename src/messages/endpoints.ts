@@ -1,3 +1,4 @@
+import type { EngineLoad } from '../router/scrape/engine-load.js';
 import type { Ask } from '../runtime/protocol.js';
 
 /** What a poller learnt about one endpoint. Compact: it crosses threads on every poll. */
@@ -10,6 +11,9 @@ export interface EndpointProbe {
   models: string[];
   /** Wall-clock ms of the probe. */
   at: number;
+  /** The engine's load from its /metrics, or null when the scrape failed (see loadError). */
+  load: EngineLoad | null;
+  loadError: string | null;
 }
 
 /** Protocol of the endpoint registry (main thread): the router's view of every engine. */

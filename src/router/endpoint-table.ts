@@ -1,21 +1,40 @@
 import { Pool } from 'undici';
 import type { EndpointProbe } from '../messages/endpoints.js';
+import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint-health.js';
+import type { EngineLoad } from './scrape/engine-load.js';
 
 export interface EndpointSpec {
   id: string;
   url: string;
   models: readonly string[];
   weight: number;
+  /** Higher first: lower priorities take traffic only while no higher one can. */
+  priority: number;
+  /** The pool the endpoint belongs to (fabric/gpu class), for metrics and admission. */
+  pool: string | null;
 }
 
 export interface EndpointState extends EndpointSpec {
   ready: boolean;
   reason: string | null;
   probedAt: number | null;
+  /** The engine's own last report, and when it was scraped; null until the first scrape. */
+  load: EngineLoad | null;
+  loadAt: number | null;
+  loadError: string | null;
   /** Requests this process has in flight to the endpoint: always current, unlike scraped metrics. */
   inflight: number;
+  /** No new requests; those in flight finish. Set when an update removes the endpoint. */
+  draining: boolean;
+  readonly health: EndpointHealth;
   /** One undici pool per endpoint: keep-alive connections, pipelining off. */
-  readonly pool: Pool;
+  readonly http: Pool;
+}
+
+export interface EndpointTableOptions {
+  connectTimeoutMs: number;
+  health: HealthPolicy;
+  onBreakerChange?: (endpoint: string, from: BreakerState, to: BreakerState) => void;
 }
 
 /**
@@ -25,29 +44,62 @@ export interface EndpointState extends EndpointSpec {
  */
 export class EndpointTable {
   private readonly byId = new Map<string, EndpointState>();
-  private readonly byModel = new Map<string, EndpointState[]>();
-  private readonly connectTimeoutMs: number;
+  private byModel = new Map<string, EndpointState[]>();
 
-  constructor(opts: { connectTimeoutMs: number }) {
-    this.connectTimeoutMs = opts.connectTimeoutMs;
-  }
+  constructor(private readonly opts: EndpointTableOptions) {}
 
   add(spec: EndpointSpec): EndpointState {
+    if (this.byId.has(spec.id)) throw new Error(`endpoint '${spec.id}' is already in the table`);
     const state: EndpointState = {
       ...spec,
       ready: false,
       reason: 'not probed yet',
       probedAt: null,
+      load: null,
+      loadAt: null,
+      loadError: null,
       inflight: 0,
-      pool: new Pool(spec.url, { connections: 256, connectTimeout: this.connectTimeoutMs, keepAliveTimeout: 30_000 }),
+      draining: false,
+      health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
+      http: new Pool(spec.url, { connections: 256, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 }),
     };
     this.byId.set(spec.id, state);
-    for (const m of spec.models) {
-      let list = this.byModel.get(m);
-      if (!list) this.byModel.set(m, (list = []));
-      list.push(state);
-    }
+    this.reindex();
     return state;
+  }
+
+  /**
+   * Replaces the endpoint list. Endpoints that survive keep their live state (in-flight
+   * count, breaker, last load), so one replica moving does not send every other one back
+   * to cold. Removed endpoints stop taking requests at once and close their connections
+   * once their requests in flight are done. Returns the ids added and removed.
+   */
+  update(specs: readonly EndpointSpec[]): { added: string[]; removed: string[] } {
+    const wanted = new Map(specs.map((s) => [s.id, s]));
+    const removed: string[] = [];
+    for (const [id, e] of this.byId) {
+      const next = wanted.get(id);
+      if (next && next.url === e.url) {
+        // Same engine: routing attributes may change, live state stays.
+        e.models = next.models;
+        e.weight = next.weight;
+        e.priority = next.priority;
+        e.pool = next.pool;
+        continue;
+      }
+      this.byId.delete(id);
+      e.draining = true;
+      void e.http.close(); // undici lets requests in flight finish before closing
+      removed.push(id);
+    }
+    const added: string[] = [];
+    for (const s of specs) {
+      if (this.byId.has(s.id)) continue;
+      this.add(s);
+      added.push(s.id);
+    }
+    this.reindex();
+    return { added, removed };
   }
 
   apply(probe: EndpointProbe): void {
@@ -56,6 +108,17 @@ export class EndpointTable {
     e.ready = probe.ready;
     e.reason = probe.reason;
     e.probedAt = probe.at;
+    if (probe.load) {
+      e.load = probe.load;
+      e.loadAt = probe.at;
+      e.loadError = null;
+    } else {
+      e.loadError = probe.loadError;
+    }
+  }
+
+  get(id: string): EndpointState | undefined {
+    return this.byId.get(id);
   }
 
   forModel(model: string): readonly EndpointState[] {
@@ -67,6 +130,18 @@ export class EndpointTable {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.all().map((e) => e.pool.close()));
+    await Promise.all(this.all().map((e) => e.http.close()));
+  }
+
+  private reindex(): void {
+    const byModel = new Map<string, EndpointState[]>();
+    for (const e of this.byId.values()) {
+      for (const m of e.models) {
+        let list = byModel.get(m);
+        if (!list) byModel.set(m, (list = []));
+        list.push(e);
+      }
+    }
+    this.byModel = byModel;
   }
 }

@@ -1,4 +1,5 @@
 import type { TransferListItem } from 'node:worker_threads';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../log.js';
 import type { MailboxOptions } from './mailbox.js';
 import type { AskOf, Message, MessageOf, ReplyOf, TellOf } from './protocol.js';
@@ -47,6 +48,11 @@ export interface ActorContext<M extends Message> {
   readonly self: ActorRef<M>;
   readonly log: Logger;
   readonly cpu: CpuRunner;
+  /**
+   * The thread's Prometheus registry, merged into the admin port's /metrics. Metrics
+   * outlive a restart of the actor: look one up with `getSingleMetric` before creating it.
+   */
+  readonly metrics: Registry;
   /** An address for a named actor; the caller states its protocol. */
   ref<N extends Message>(name: string): ActorRef<N>;
   /** Spawns a child supervised by this actor. */

@@ -419,6 +419,7 @@ export class ThreadHost implements CellHost {
       self: this.ref(name),
       log: createLogger(`actor.${kind}`),
       cpu,
+      metrics: this.registry,
       ref: <N extends Message>(n: string) => host.ref<N>(n),
       spawn: async <N extends Message, A>(def: ActorDef<N, any, A>, opts: SpawnOptions<A>) => {
         await host.sys({ op: 'spawn', spec: specFor(def, opts, name, host.thread) });

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { accounting } from '../actors/accounting/accounting.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
@@ -7,9 +8,15 @@ import { createAdminPort } from '../admin/admin-port.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { createDataPort } from '../dataport/data-port.js';
 import { createLogger, setLogLevel } from '../log.js';
+import type { AccountingMsg } from '../messages/accounting.js';
 import { parseHostPort, urlFor } from '../net/host-port.js';
 import { Catalog } from '../router/catalog.js';
+import { endpointMetrics } from '../router/endpoint-metrics.js';
 import { EndpointTable } from '../router/endpoint-table.js';
+import { PrefixIndex } from '../router/scheduler/prefix-index.js';
+import { buildProfiles } from '../router/scheduler/profiles.js';
+import { Scheduler } from '../router/scheduler/scheduler.js';
+import { createScorers } from '../router/scheduler/scorers.js';
 import { ActorSystem, type ThreadSpec } from '../runtime/index.js';
 
 export interface ServerFlags {
@@ -27,6 +34,7 @@ export interface RunningServer {
 
 const log = createLogger('server');
 const REGISTRY = 'endpoint-registry';
+const ACCOUNTING = 'accounting';
 
 /**
  * Starts the server role: the actor system and its threads, simulated engines if the
@@ -40,25 +48,43 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   const threads: ThreadSpec[] = [{ name: 'telemetry', onDeath: 'respawn' }];
   if (config.simulate.length > 0) threads.push({ name: 'engines', onDeath: 'respawn' });
   const system = await ActorSystem.start({ threads, askTimeoutMs: config.runtime.ask_timeout_ms, shutdownTimeoutMs: config.runtime.shutdown_timeout_ms });
-  const table = new EndpointTable({ connectTimeoutMs: config.router.connect_timeout_ms });
+  const r = config.router;
+  const table = new EndpointTable({
+    connectTimeoutMs: r.connect_timeout_ms,
+    health: {
+      cooldownFailures: r.cooldown.failures,
+      cooldownMs: r.cooldown.ms,
+      breakerFailures: r.breaker.failures,
+      openMs: r.breaker.open_ms,
+      maxOpenMs: r.breaker.max_open_ms,
+    },
+    onBreakerChange: (endpoint, from, to) => log[to === 'closed' ? 'info' : 'warn']('circuit breaker', { endpoint, from, to }),
+  });
   try {
     await system.spawn(endpointRegistry, { name: REGISTRY, args: { table } });
+    await system.spawn(accounting, { name: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000 } });
     await startSimulatedEngines(system, table, config);
-    for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight });
+    for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null });
     await startPollers(system, table, config);
   } catch (err) {
     await system.shutdown();
     throw err;
   }
 
+  const prefixIndex = new PrefixIndex(r.prefix.index_entries);
+  const usage = system.ref<AccountingMsg>(ACCOUNTING);
   const dataPort = createDataPort({
     catalog: new Catalog(config.models),
     table,
-    maxBodyBytes: config.router.max_body_bytes,
-    firstTokenTimeoutMs: config.router.first_token_timeout_ms,
-    idleTimeoutMs: config.router.idle_timeout_ms,
+    scheduler: new Scheduler(),
+    profiles: buildProfiles(r.profiles, createScorers({ staleAfterMs: r.stale_after_ms, prefixIndex })),
+    modelProfiles: new Map(config.models.flatMap((m) => (m.routing_profile ? [[m.name, m.routing_profile] as const] : []))),
+    prefixIndex,
+    router: r,
+    cpu: system.cpu,
+    usage: (record) => usage.tell({ type: 'record', record }),
   });
-  const adminPort = createAdminPort({ system, table, token: config.admin_token });
+  const adminPort = createAdminPort({ system, table, token: config.admin_token, registries: [endpointMetrics(table)], accounting: usage });
   const url = await listen(dataPort, config.listen, 'listen');
   const adminUrl = await listen(adminPort, config.admin_listen, 'admin_listen');
 
@@ -103,7 +129,7 @@ async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, 
         args: { model: s.model, flavor: s.flavor, speed: s.speed, seed: s.seed + i, maxNumSeqs: s.max_num_seqs, numGpuBlocks: s.num_gpu_blocks },
       });
       const url = await ref.ask({ type: 'address' }, { timeoutMs: 30_000 });
-      table.add({ id, url, models: [s.model], weight: 1 });
+      table.add({ id, url, models: [s.model], weight: 1, priority: 0, pool: null });
       log.info('simulated engine started', { endpoint: id, url });
     }
   }

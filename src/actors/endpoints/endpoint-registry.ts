@@ -17,8 +17,7 @@ export const endpointRegistry = defineActor<EndpointRegistryMsg>()({
   },
   handlers: {
     probe: (s, m, ctx) => {
-      const before = s.table.all().find((e) => e.id === m.probe.id);
-      const was = before?.ready;
+      const was = s.table.get(m.probe.id)?.ready;
       s.table.apply(m.probe);
       if (was !== m.probe.ready) {
         if (m.probe.ready) ctx.log.info('endpoint ready', { endpoint: m.probe.id });
@@ -26,6 +25,14 @@ export const endpointRegistry = defineActor<EndpointRegistryMsg>()({
       }
     },
     list: (s): EndpointProbe[] =>
-      s.table.all().map((e) => ({ id: e.id, ready: e.ready, reason: e.reason, models: [...e.models], at: e.probedAt ?? 0 })),
+      s.table.all().map((e) => ({
+        id: e.id,
+        ready: e.ready,
+        reason: e.reason,
+        models: [...e.models],
+        at: e.probedAt ?? 0,
+        load: e.load,
+        loadError: e.loadError,
+      })),
   },
 });

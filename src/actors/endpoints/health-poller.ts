@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { EndpointProbe, EndpointRegistryMsg, HealthPollerMsg } from '../../messages/endpoints.js';
+import { parseEngineLoad } from '../../router/scrape/engine-load.js';
 import { defineActor } from '../../runtime/actor.js';
 
 export interface HealthPollerArgs {
@@ -13,10 +14,12 @@ export interface HealthPollerArgs {
 }
 
 /**
- * Polls one endpoint and reports to the registry. Ready means what it means for vLLM:
- * `/health` answers 200 and `/v1/models` lists the served name — a process that is up
- * but still loading weights refuses connections, and one that lists another model is
- * misconfigured, so neither may receive traffic.
+ * Polls one endpoint and reports to the registry: readiness and the engine's load.
+ * Ready means what it means for vLLM: `/health` answers 200 and `/v1/models` lists the
+ * served name — a process that is up but still loading weights refuses connections,
+ * and one that lists another model is misconfigured, so neither may receive traffic.
+ * Load comes from `/metrics` (vLLM or SGLang names); a failed scrape leaves the
+ * endpoint routable, since the router's own in-flight counts still stand in for it.
  */
 export const healthPoller = defineActor<HealthPollerMsg>()({
   kind: 'health-poller',
@@ -42,12 +45,24 @@ export const healthPoller = defineActor<HealthPollerMsg>()({
 
 async function probe(s: HealthPollerArgs): Promise<EndpointProbe> {
   const at = Date.now();
-  const result = (ready: boolean, reason: string | null, models: string[] = []): EndpointProbe => ({ id: s.id, ready, reason, models, at });
+  const [readiness, scrape] = await Promise.all([checkReady(s), scrapeLoad(s)]);
+  return { id: s.id, at, ...readiness, ...scrape };
+}
+
+const get = (s: HealthPollerArgs, path: string) => request(new URL(path, s.url), { headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs });
+
+const describe = (err: unknown): string => {
+  const e = err as { code?: string; message?: string };
+  return `${e.code ?? ''} ${e.message ?? String(err)}`.trim();
+};
+
+async function checkReady(s: HealthPollerArgs): Promise<Pick<EndpointProbe, 'ready' | 'reason' | 'models'>> {
+  const result = (ready: boolean, reason: string | null, models: string[] = []) => ({ ready, reason, models });
   try {
-    const health = await request(new URL('/health', s.url), { headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs });
+    const health = await get(s, '/health');
     await health.body.dump();
     if (health.statusCode !== 200) return result(false, `/health answered ${health.statusCode}`);
-    const res = await request(new URL('/v1/models', s.url), { headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs });
+    const res = await get(s, '/v1/models');
     if (res.statusCode !== 200) {
       await res.body.dump();
       return result(false, `/v1/models answered ${res.statusCode}`);
@@ -58,7 +73,19 @@ async function probe(s: HealthPollerArgs): Promise<EndpointProbe> {
     if (missing.length > 0) return result(false, `/v1/models does not list ${missing.join(', ')} (lists ${models.join(', ') || 'nothing'})`, models);
     return result(true, null, models);
   } catch (err) {
-    const e = err as { code?: string; message?: string };
-    return result(false, `unreachable: ${e.code ?? ''} ${e.message ?? String(err)}`.trim());
+    return result(false, `unreachable: ${describe(err)}`);
+  }
+}
+
+async function scrapeLoad(s: HealthPollerArgs): Promise<Pick<EndpointProbe, 'load' | 'loadError'>> {
+  try {
+    const res = await get(s, '/metrics');
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return { load: null, loadError: `/metrics answered ${res.statusCode}` };
+    }
+    return { load: parseEngineLoad(await res.body.text()), loadError: null };
+  } catch (err) {
+    return { load: null, loadError: `/metrics: ${describe(err)}` };
   }
 }

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { endpointRegistry } from '../../src/actors/endpoints/endpoint-registry.js';
+import { healthPoller } from '../../src/actors/endpoints/health-poller.js';
+import { EndpointTable } from '../../src/router/endpoint-table.js';
+import { MetricsParseError, parseEngineLoad } from '../../src/router/scrape/engine-load.js';
+import { ActorSystem } from '../../src/runtime/index.js';
+
+const FIXTURES = fileURLToPath(new URL('../../../spec/fixtures/metrics/', import.meta.url));
+const capture = (name: string): string => readFileSync(FIXTURES + name, 'utf8');
+
+test('a real SGLang capture: queue depth, running batch and token usage', () => {
+  assert.equal(parseEngineLoad(capture('sglang-llama-3.1-8b.prom')), { waiting: 2826, running: 162, kvUsage: 0.28 });
+});
+
+test('a real vLLM v1 capture', () => {
+  assert.equal(parseEngineLoad(capture('vllm-gemma-4-31b.prom')), { waiting: 0, running: 1, kvUsage: 0.0798685 });
+});
+
+test('a vLLM capture without a waiting series reads zero waiting, and the tiny KV fraction is a fraction', () => {
+  assert.equal(parseEngineLoad(capture('vllm-0.10-glm-4.5.prom')), { waiting: 0, running: 8, kvUsage: 9.75010481363281e-6 });
+});
+
+test('waiting_by_reason is not counted on top of waiting (a prefix of its name)', () => {
+  const text = `vllm:num_requests_waiting{engine="0",model_name="m"} 3.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="m",reason="capacity"} 2.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="m",reason="deferred"} 1.0
+vllm:num_requests_running{engine="0",model_name="m"} 4.0
+`;
+  assert.equal(parseEngineLoad(text), { waiting: 3, running: 4, kvUsage: null });
+});
+
+test('data-parallel engines add up; KV usage is the fullest engine', () => {
+  const text = `vllm:num_requests_waiting{engine="0",model_name="m"} 3
+vllm:num_requests_waiting{engine="1",model_name="m"} 5
+vllm:num_requests_running{engine="0",model_name="m"} 2
+vllm:num_requests_running{engine="1",model_name="m"} 2
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.5
+vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.75
+`;
+  assert.equal(parseEngineLoad(text), { waiting: 8, running: 4, kvUsage: 0.75 });
+});
+
+test('SGLang series repeated per tensor-parallel rank count once; the sglang_ spelling is read too', () => {
+  const label = (tp: number): string => `model_name="m",tp_rank="${tp}",pp_rank="0"`;
+  const text = [0, 1, 2, 3].map((tp) => `sglang_num_queue_reqs{${label(tp)}} 7.0\nsglang_num_running_reqs{${label(tp)}} 2.0\nsglang_token_usage{${label(tp)}} 0.4`).join('\n');
+  assert.equal(parseEngineLoad(text), { waiting: 7, running: 2, kvUsage: 0.4 });
+});
+
+test('the deprecated vLLM KV name is read; NaN samples are skipped', () => {
+  const text = 'vllm:num_requests_running{model_name="m"} 1\nvllm:num_requests_waiting{model_name="m"} NaN\nvllm:gpu_cache_usage_perc{model_name="m"} 0.35\n';
+  assert.equal(parseEngineLoad(text), { waiting: 0, running: 1, kvUsage: 0.35 });
+});
+
+test('a page that is not an engine is an error that says what is missing', () => {
+  assert.throws(() => parseEngineLoad('# HELP process_cpu_seconds_total x\nprocess_cpu_seconds_total 12.5\n'), (e: unknown) => e instanceof MetricsParseError && /--enable-metrics|metrics enabled/.test((e as Error).message));
+  assert.throws(() => parseEngineLoad('<!doctype html><html></html>'), (e: unknown) => e instanceof MetricsParseError);
+});
+
+// The poller against a server that answers like the engine in each capture.
+function fakeEngine(model: string, metrics: string): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    if (req.url === '/health') res.end();
+    else if (req.url === '/v1/models') res.end(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model' }] }));
+    else if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics);
+    else res.writeHead(404).end();
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
+}
+
+test('the poller reads queue depth and KV usage from a real vLLM and a real SGLang /metrics, and the table holds them', async () => {
+  const vllm = await fakeEngine('RedHatAI/gemma-4-31B-it-NVFP4', capture('vllm-gemma-4-31b.prom'));
+  const sglang = await fakeEngine('meta-llama/Llama-3.1-8B-Instruct', capture('sglang-llama-3.1-8b.prom'));
+  const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }], askTimeoutMs: 5_000 });
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: { cooldownFailures: 2, cooldownMs: 100, breakerFailures: 5, openMs: 100, maxOpenMs: 1_000 } });
+  try {
+    await system.spawn(endpointRegistry, { name: 'registry', args: { table } });
+    const cases = [
+      { id: 'v', url: vllm.url, model: 'RedHatAI/gemma-4-31B-it-NVFP4', load: { waiting: 0, running: 1, kvUsage: 0.0798685 } },
+      { id: 's', url: sglang.url, model: 'meta-llama/Llama-3.1-8B-Instruct', load: { waiting: 2826, running: 162, kvUsage: 0.28 } },
+    ];
+    for (const c of cases) {
+      table.add({ id: c.id, url: c.url, models: [c.model], weight: 1, priority: 0, pool: null });
+      const poller = await system.spawn(healthPoller, {
+        name: `poller:${c.id}`,
+        thread: 'telemetry',
+        args: { id: c.id, url: c.url, models: [c.model], intervalMs: 60_000, timeoutMs: 1_000, registry: 'registry' },
+      });
+      const probe = await poller.ask({ type: 'poll-now' });
+      assert.is(probe.ready, true, probe.reason ?? '');
+      assert.equal(probe.load, c.load);
+      assert.is(probe.loadError, null);
+    }
+    await system.barrier();
+    assert.equal(table.get('s')!.load, cases[1]!.load);
+    assert.equal(table.get('v')!.load, cases[0]!.load);
+  } finally {
+    await system.shutdown();
+    await table.close();
+    vllm.server.close();
+    sglang.server.close();
+  }
+});
+
+test.run();

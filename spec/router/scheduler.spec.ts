@@ -1,0 +1,177 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { BUILTIN_ROUTING_PROFILES } from '../../src/config/routing-profiles.js';
+import type { ScorerName } from '../../src/config/types.js';
+import type { EndpointState } from '../../src/router/endpoint-table.js';
+import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
+import { buildProfiles } from '../../src/router/scheduler/profiles.js';
+import { Scheduler } from '../../src/router/scheduler/scheduler.js';
+import { createScorers } from '../../src/router/scheduler/scorers.js';
+import type { Profile, RouteRequest } from '../../src/router/scheduler/types.js';
+import { hashPrefix } from '../../src/tasks/prefix-hash.js';
+import { tableOf } from './helpers.js';
+
+const NOW = 1_000_000;
+const STALE = 5_000;
+
+function setup(only?: Partial<Record<ScorerName, number>>) {
+  const index = new PrefixIndex(10_000);
+  const scorers = createScorers({ staleAfterMs: STALE, prefixIndex: index });
+  const configured = only ? [{ name: 'only', scorers: { queue: 0, kv: 0, inflight: 0, prefix: 0, session: 0, weight: 0, ...only } }] : [];
+  const profiles = buildProfiles(configured, scorers);
+  return { index, profiles, profile: profiles.get(only ? 'only' : 'chat')! };
+}
+
+const req = (over: Partial<RouteRequest> = {}): RouteRequest => ({ model: 'm', prefix: null, session: null, tried: [], now: NOW, ...over });
+const pickMany = (s: Scheduler, eps: readonly EndpointState[], p: Profile, n: number, r: RouteRequest = req()): Map<string, number> => {
+  const counts = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const e = s.pick(eps, r, p)!;
+    counts.set(e.id, (counts.get(e.id) ?? 0) + 1);
+  }
+  return counts;
+};
+
+test('filters: not ready, draining, already tried and a blocked breaker are out, each with its reason', () => {
+  const { eps } = tableOf(5);
+  eps[0]!.ready = false;
+  eps[0]!.reason = 'unreachable: ECONNREFUSED';
+  eps[1]!.draining = true;
+  for (let i = 0; i < 5; i++) eps[2]!.health.failed(NOW);
+  const r = req({ tried: [eps[3]!] });
+  const s = new Scheduler();
+  assert.is(s.pick(eps, r, setup().profile)!.id, 'e4');
+  assert.equal(
+    s.rejections(eps, r).map((x) => `${x.id}: ${x.reason}`),
+    ['e0: unreachable: ECONNREFUSED', 'e1: draining: removed from the endpoint list', 'e2: circuit breaker open for 10 s more after 5 failures', 'e3: already failed this request'],
+  );
+  eps[4]!.ready = false;
+  assert.is(s.pick(eps, r, setup().profile), null);
+});
+
+test('only the highest priority among usable endpoints takes traffic; lower ones are spares', () => {
+  const { eps } = tableOf(3, (i) => ({ priority: i === 2 ? 1 : 0 }));
+  const s = new Scheduler();
+  assert.equal([...pickMany(s, eps, setup().profile, 50).keys()], ['e2']);
+  eps[2]!.ready = false;
+  assert.equal([...pickMany(s, eps, setup().profile, 50).keys()].sort(), ['e0', 'e1']);
+});
+
+test('ties are broken at random, so equal endpoints share the load', () => {
+  const { eps } = tableOf(4);
+  const counts = pickMany(new Scheduler(), eps, setup().profile, 4_000);
+  for (const e of eps) assert.ok((counts.get(e.id) ?? 0) > 800, `${e.id} got ${counts.get(e.id)}`);
+});
+
+test('in-flight: the least loaded wins, and a one-request difference matters more when idle', () => {
+  const { eps } = tableOf(3, (i) => ({ inflight: [4, 1, 2][i]! }));
+  const s = new Scheduler();
+  const { profile } = setup({ inflight: 1 });
+  assert.is(s.pick(eps, req(), profile)!.id, 'e1');
+  assert.equal(s.explain(eps[1]!), { candidates: 3, inflight: 1, total: 1 });
+});
+
+test('queue and KV scores come from fresh scrapes; stale ones score as the worst fresh one; all stale abstains', () => {
+  const { eps } = tableOf(3, (i) => ({ load: { waiting: [0, 9, 5][i]!, running: 1, kvUsage: [0.9, 0.1, 0.5][i]! }, loadAt: NOW - 100 }));
+  const s = new Scheduler();
+  assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e0', 'shortest queue');
+  assert.is(s.pick(eps, req(), setup({ kv: 1 }).profile)!.id, 'e1', 'most KV headroom');
+  eps[0]!.loadAt = NOW - STALE - 1; // e0's idle queue is no longer known
+  assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e2', 'the stale endpoint is not trusted to be idle');
+  for (const e of eps) e.loadAt = NOW - STALE - 1;
+  // Every load stale: only in-flight counts (always kept at a minimum weight) decide.
+  eps[1]!.inflight = 0;
+  eps[0]!.inflight = eps[2]!.inflight = 3;
+  assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e1');
+});
+
+test('prefix affinity: a prompt goes where its longest prefix was served, and a continued conversation follows it', () => {
+  const { eps } = tableOf(4);
+  const { index, profile } = setup({ prefix: 1 });
+  const s = new Scheduler();
+  const system = 'You are a careful assistant. '.repeat(40);
+  const turn1 = hashPrefix({ text: `${system}user: hello`.padEnd(1600, '.'), blockChars: 64 });
+  const turn2 = hashPrefix({ text: `${system}user: hello`.padEnd(1600, '.') + 'assistant: hi there, and more'.repeat(20), blockChars: 64 });
+  index.record(turn1, 'e2');
+  assert.is(s.pick(eps, req({ prefix: turn2 }), profile)!.id, 'e2');
+  const other = hashPrefix({ text: 'Something else entirely. '.repeat(80), blockChars: 64 });
+  assert.equal(new Set(pickMany(s, eps, profile, 200, req({ prefix: other })).keys()).size, 4, 'an unseen prefix has no pull');
+});
+
+test('chat profile: affinity wins against a load difference, until the cached engine queues', () => {
+  const { eps } = tableOf(2, () => ({ load: { waiting: 0, running: 4, kvUsage: 0.3 }, loadAt: NOW }));
+  const { index, profile } = setup();
+  const s = new Scheduler();
+  const h = hashPrefix({ text: 'shared system prompt and history '.repeat(60), blockChars: 64 });
+  index.record(h, 'e0');
+  eps[0]!.inflight = 1;
+  eps[1]!.inflight = 0;
+  assert.is(s.pick(eps, req({ prefix: h }), profile)!.id, 'e0');
+  eps[0]!.inflight = 12;
+  assert.is(s.pick(eps, req({ prefix: h }), profile)!.id, 'e0', 'busier, but not queueing: the cache is worth more');
+  eps[0]!.load = { waiting: 6, running: 16, kvUsage: 0.8 };
+  assert.is(s.pick(eps, req({ prefix: h }), profile)!.id, 'e1', 'no hotspot on a queueing engine');
+});
+
+test('session affinity is stable per key, spread across keys, and moves only the sessions of a removed endpoint', () => {
+  const { eps } = tableOf(4);
+  const { profile } = setup({ session: 1 });
+  const s = new Scheduler();
+  const where = (list: EndpointState[], key: string): string => s.pick(list, req({ session: key }), profile)!.id;
+  const before = new Map<string, string>();
+  for (let k = 0; k < 400; k++) before.set(`user-${k}`, where(eps, `user-${k}`));
+  for (const [k, id] of before) assert.is(where(eps, k), id);
+  const spread = new Map<string, number>();
+  for (const id of before.values()) spread.set(id, (spread.get(id) ?? 0) + 1);
+  for (const e of eps) assert.ok((spread.get(e.id) ?? 0) > 50, `${e.id}: ${spread.get(e.id)}`);
+  const without = eps.filter((e) => e.id !== 'e3');
+  for (const [k, id] of before) if (id !== 'e3') assert.is(where(without, k), id, `${k} stays`);
+});
+
+test('weight: the configured capacity breaks otherwise equal scores', () => {
+  const { eps } = tableOf(2, (i) => ({ weight: i === 0 ? 1 : 3 }));
+  assert.is(new Scheduler().pick(eps, req(), setup({ weight: 1 }).profile)!.id, 'e1');
+});
+
+test('every built-in profile resolves, and in-flight is never switched off', () => {
+  const { profiles } = setup({ session: 1 });
+  for (const p of BUILTIN_ROUTING_PROFILES) assert.ok(profiles.has(p.name), p.name);
+  for (const p of profiles.values()) assert.ok(p.terms.some((t) => t.scorer.name === 'inflight' && t.weight >= 0.1), p.name);
+});
+
+// Randomised invariants over tables of every shape.
+test('invariants: the pick passes every filter, has the top usable priority, and is never a tried endpoint', () => {
+  let seed = 42;
+  const rand = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const { profiles, index } = setup();
+  const s = new Scheduler(undefined, rand);
+  for (let round = 0; round < 500; round++) {
+    const n = 1 + Math.floor(rand() * 12);
+    const { eps } = tableOf(n, () => ({
+      ready: rand() > 0.2,
+      draining: rand() < 0.1,
+      priority: Math.floor(rand() * 3),
+      inflight: Math.floor(rand() * 10),
+      weight: 0.5 + rand() * 3,
+      load: rand() < 0.7 ? { waiting: Math.floor(rand() * 20), running: 4, kvUsage: rand() } : null,
+      loadAt: NOW - Math.floor(rand() * 2 * STALE),
+    }));
+    for (const e of eps) if (rand() < 0.15) for (let i = 0; i < 5; i++) e.health.failed(NOW);
+    const tried = eps.filter(() => rand() < 0.2);
+    const prefix = rand() < 0.5 ? hashPrefix({ text: `p${round % 7} `.repeat(300), blockChars: 64 }) : null;
+    if (prefix && rand() < 0.5) index.record(prefix, eps[Math.floor(rand() * n)]!.id);
+    const profile = [...profiles.values()][round % profiles.size]!;
+    const r = req({ prefix, tried, session: rand() < 0.3 ? `s${round}` : null });
+    const usable = eps.filter((e) => e.ready && !e.draining && !tried.includes(e) && e.health.blocked(NOW) === null);
+    const got = s.pick(eps, r, profile);
+    if (usable.length === 0) {
+      assert.is(got, null);
+      assert.is(s.rejections(eps, r).length, n, 'every endpoint has its reason');
+      continue;
+    }
+    assert.ok(got && usable.includes(got), `round ${round}: the pick is usable`);
+    assert.is(got.priority, Math.max(...usable.map((e) => e.priority)), `round ${round}: top priority`);
+  }
+});
+
+test.run();

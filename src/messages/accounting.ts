@@ -1,0 +1,56 @@
+import type { Ask } from '../runtime/protocol.js';
+
+/**
+ * One request as it ended, whatever the ending. Tenancy bills from these and the admin
+ * port's request metrics are built from them, so every request produces exactly one,
+ * including those refused before reaching an engine.
+ */
+export interface UsageRecord {
+  /** x-request-id, the client's or ours. */
+  id: string;
+  /** Wall-clock ms when the request arrived. */
+  at: number;
+  /** `/v1/chat/completions`, `/v1/completions`, `/v1/embeddings`. */
+  path: string;
+  /** The model the client asked for, as sent (an alias stays an alias). */
+  modelAsked: string;
+  /** The canonical model that served it: differs from the asked one's after a fallback; null if none did. */
+  modelServed: string | null;
+  /** Whether a fallback model served it because the asked one had no usable endpoint. */
+  fallback: boolean;
+  /** The endpoint that answered last, or null when none was tried. */
+  endpoint: string | null;
+  /** The HTTP status the client saw; 499 when the client went away first. */
+  status: number;
+  /** Stable error code when the request failed (LLMGW_UPSTREAM_TIMEOUT …). */
+  error: string | null;
+  stream: boolean;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  /** Arrival to the first byte of the answer sent to the client, ms; null if none was. */
+  ttftMs: number | null;
+  durationMs: number;
+  /** Time spent waiting for admission, ms (0 when it went straight through). */
+  queueMs: number;
+  /** Endpoints tried, the successful one included. */
+  attempts: number;
+  /** Time the scheduler took to pick, summed over attempts, µs. */
+  scheduleMicros: number;
+  /** The routing profile used. */
+  profile: string;
+}
+
+export interface UsageTotals {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  byModel: Record<string, { requests: number; promptTokens: number; completionTokens: number; errors: number }>;
+}
+
+/** Protocol of the accounting actor: records in, totals and recent records out. */
+export type AccountingMsg =
+  | { type: 'record'; record: UsageRecord }
+  | ({ type: 'recent'; limit: number } & Ask<UsageRecord[]>)
+  | ({ type: 'totals' } & Ask<UsageTotals>);

@@ -1,0 +1,90 @@
+// Reading an engine's load out of its Prometheus `/metrics` text: the waiting queue, the
+// running batch and KV-cache usage, under vLLM's names (current and deprecated) and
+// SGLang's (`sglang:` and the newer `sglang_`). Only the handful of series the scheduler
+// uses are looked at; the rest of the page (histograms, mostly) is skipped by name
+// before any label is parsed.
+
+/** The scheduler's view of one engine's own report. */
+export interface EngineLoad {
+  /** Requests queued inside the engine. */
+  waiting: number;
+  /** Requests in the running batch. */
+  running: number;
+  /** KV-cache usage as a fraction 0–1, or null when the engine does not report it. */
+  kvUsage: number | null;
+}
+
+type Field = keyof EngineLoad;
+
+// Exact names: `vllm:num_requests_waiting` is a prefix of `…_waiting_by_reason`, which
+// must not be counted twice.
+const SERIES = new Map<string, Field>([
+  ['vllm:num_requests_waiting', 'waiting'],
+  ['vllm:num_requests_running', 'running'],
+  ['vllm:kv_cache_usage_perc', 'kvUsage'],
+  ['vllm:gpu_cache_usage_perc', 'kvUsage'], // removed in vLLM 0.12; older fleets still run it
+  ['sglang:num_queue_reqs', 'waiting'],
+  ['sglang:num_running_reqs', 'running'],
+  ['sglang:token_usage', 'kvUsage'],
+  ['sglang_num_queue_reqs', 'waiting'],
+  ['sglang_num_running_reqs', 'running'],
+  ['sglang_token_usage', 'kvUsage'],
+]);
+
+/** Labels that repeat one value per tensor-parallel rank rather than add to it. */
+const REPLICATED_LABELS = /(?:^|,)\s*(?:tp_rank|pp_rank)="[^"]*"/g;
+
+export class MetricsParseError extends Error {}
+
+/**
+ * Parses the exposition text. Counts are summed over data-parallel engines (`engine`,
+ * `dp_rank`); a series repeated per tensor-parallel rank counts once; KV usage is the
+ * fullest engine's, since that is the one that preempts first. Throws MetricsParseError
+ * when the text carries neither vLLM's nor SGLang's queue metrics — most often a
+ * server started without `--enable-metrics`, or not an engine at all.
+ */
+export function parseEngineLoad(text: string): EngineLoad {
+  // field → (labels without tp_rank → value); max within a key, then combined.
+  const seen: Record<Field, Map<string, number>> = { waiting: new Map(), running: new Map(), kvUsage: new Map() };
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.charCodeAt(start) === 35 /* # */ ? '' : text.slice(start, end);
+    start = end + 1;
+    if (line === '') continue;
+    const brace = line.indexOf('{');
+    const space = line.indexOf(' ');
+    const nameEnd = brace !== -1 && (space === -1 || brace < space) ? brace : space;
+    if (nameEnd <= 0) continue;
+    const field = SERIES.get(line.slice(0, nameEnd));
+    if (field === undefined) continue;
+    let labels = '';
+    let rest: string;
+    if (line.charCodeAt(nameEnd) === 123 /* { */) {
+      const close = line.lastIndexOf('}');
+      if (close < nameEnd) throw new MetricsParseError(`unterminated label set: ${line.slice(0, 120)}`);
+      labels = line.slice(nameEnd + 1, close).replace(REPLICATED_LABELS, '');
+      rest = line.slice(close + 1);
+    } else {
+      rest = line.slice(nameEnd);
+    }
+    const value = Number(rest.trim().split(/\s+/, 1)[0]);
+    if (!Number.isFinite(value)) continue; // NaN from an engine with nothing to report yet
+    const m = seen[field];
+    m.set(labels, Math.max(m.get(labels) ?? -Infinity, value));
+  }
+  if (seen.waiting.size === 0 && seen.running.size === 0) {
+    throw new MetricsParseError('no vllm:num_requests_waiting or sglang:num_queue_reqs series: is this an engine, started with metrics enabled?');
+  }
+  const sum = (m: Map<string, number>): number => {
+    let t = 0;
+    for (const v of m.values()) t += v;
+    return t;
+  };
+  return {
+    waiting: sum(seen.waiting),
+    running: sum(seen.running),
+    kvUsage: seen.kvUsage.size === 0 ? null : Math.min(1, Math.max(0, ...seen.kvUsage.values())),
+  };
+}
