@@ -5,6 +5,7 @@ import { machineInfo, type Suite } from './harness.js';
 
 const suites: Record<string, () => Promise<Suite>> = {
   runtime: async () => (await import('./runtime.js')).suite,
+  pick: async () => (await import('./pick.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {

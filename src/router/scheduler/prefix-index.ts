@@ -12,8 +12,9 @@
 export class PrefixIndex {
   private current = new Map<number, string[]>();
   private previous = new Map<number, string[]>();
-  /** Candidate id → slot, rebuilt per lookup; kept to avoid an allocation per request. */
-  private readonly slot = new Map<string, number>();
+  /** Scratch for `match`, kept to avoid allocating per request. */
+  private readonly owners: string[] = [];
+  private readonly depth: number[] = [];
   private readonly generation: number;
 
   constructor(
@@ -31,17 +32,26 @@ export class PrefixIndex {
    */
   match(hashes: Float64Array, ids: readonly string[], out: Float64Array): void {
     out.fill(0, 0, ids.length);
-    if (hashes.length === 0) return;
-    this.slot.clear();
-    for (let i = 0; i < ids.length; i++) this.slot.set(ids[i]!, i);
+    // The few endpoints that served any of this chain, with the deepest block each served.
+    const owners = this.owners;
+    const depth = this.depth;
+    owners.length = 0;
+    depth.length = 0;
     for (let b = 0; b < hashes.length; b++) {
-      const owners = this.get(hashes[b]!);
-      if (owners === undefined) break;
-      const share = (b + 1) / hashes.length;
-      for (const id of owners) {
-        const i = this.slot.get(id);
-        if (i !== undefined) out[i] = share;
+      const served = this.get(hashes[b]!);
+      if (served === undefined) break;
+      for (const id of served) {
+        const at = owners.indexOf(id);
+        if (at === -1) {
+          owners.push(id);
+          depth.push(b + 1);
+        } else depth[at] = b + 1;
       }
+    }
+    if (owners.length === 0) return;
+    for (let i = 0; i < ids.length; i++) {
+      const at = owners.indexOf(ids[i]!);
+      if (at !== -1) out[i] = depth[at]! / hashes.length;
     }
   }
 

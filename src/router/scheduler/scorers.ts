@@ -99,8 +99,9 @@ export function createScorers(deps: ScorerDeps): Record<ScorerName, Scorer> {
         if (req.session === null) return;
         let best = -1;
         let bestAt = 0;
+        const seed = fnv1a(req.session, 0x811c9dc5);
         for (let i = 0; i < n; i++) {
-          const h = fnv1a(candidates[i]!.id, fnv1a(req.session, 0x811c9dc5));
+          const h = fnv1a(candidates[i]!.id, seed);
           if (h > best) {
             best = h;
             bestAt = i;
