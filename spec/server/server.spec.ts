@@ -67,6 +67,24 @@ test('the official openai client gets chat completions, streamed and not, throug
   assert.is(usage?.completion_tokens, 5);
 });
 
+test('the openai client gets legacy completions, streamed and not; usage comes only when asked for', async () => {
+  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused' });
+  const done = await client.completions.create({ model: 'llama', prompt: 'Once upon a time', max_tokens: 6 });
+  assert.is(done.object, 'text_completion');
+  assert.ok(done.choices[0]!.text.length > 0);
+  assert.is(done.usage?.completion_tokens, 6);
+  let text = '';
+  let chunks = 0;
+  let usageSeen = false;
+  for await (const chunk of await client.completions.create({ model: 'llama', prompt: 'And then', max_tokens: 4, stream: true })) {
+    chunks++;
+    text += chunk.choices[0]?.text ?? '';
+    if (chunk.usage) usageSeen = true;
+  }
+  assert.ok(chunks >= 4 && text.length > 0);
+  assert.is(usageSeen, false, 'the usage chunk the router asked for is not passed to a client that did not');
+});
+
 test('concurrent requests are spread over both simulated engines by their in-flight counts', async () => {
   const seen = await Promise.all(
     Array.from({ length: 4 }, async () => {
