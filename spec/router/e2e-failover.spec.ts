@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
+import { runCli } from '../support/cli.js';
 import { startProcess, type Started } from '../support/process.js';
 import { until } from '../support/until.js';
 
@@ -132,6 +133,13 @@ test('a failure before the first byte is retried on another endpoint until the b
   }
   assert.is(sickPosts, 3, 'three failures open the breaker; later requests skip it');
   assert.is((await endpoints()).get('sick')!.breaker, 'open');
+  const ctl = await runCli(['ctl', 'endpoints', '--admin', admin]);
+  assert.is(ctl.code, 0, ctl.stderr);
+  assert.match(ctl.stdout, /^ID\s+MODELS\s+PRIO\s+STATE/);
+  // The breaker's pause is short here, so by now it may already offer its trial request.
+  assert.match(ctl.stdout, /\nsick\s+flaky\s+1\s+(blocked|routable)\s+0\s+-\s+-\s+-\s+never\s+(open|half-open)\s+(circuit breaker open|metrics: \/metrics: no vllm)/);
+  assert.match(ctl.stdout, /\nnowhere\s+orphan\s+0\s+not-ready\s.*unreachable/);
+  assert.match(ctl.stdout, /\nd\s+flaky\s+0\s+routable\s+0\s+0\s+0\s+0%\s+\d\.\ds ago\s+closed/);
   await until(async () => {
     const usage = (await (await request(`${admin}/admin/v1/usage?limit=20`)).body.json()) as { recent: { modelAsked: string; attempts: number }[] };
     return usage.recent.filter((u) => u.modelAsked === 'flaky').map((u) => u.attempts).join() === '2,2,2,1,1';

@@ -5,6 +5,7 @@ import { AgentInventoryCommand } from './commands/agent-inventory.js';
 import { ConfigCheckCommand } from './commands/config-check.js';
 import { ConfigSchemaCommand } from './commands/config-schema.js';
 import { CtlActorsCommand } from './commands/ctl-actors.js';
+import { CtlEndpointsCommand } from './commands/ctl-endpoints.js';
 import { RunCommand } from './commands/run.js';
 import { VersionCommand } from './commands/version.js';
 import { hoistCtlOptions } from './ctl-argv.js';
@@ -13,6 +14,7 @@ const cli = new Cli({ binaryLabel: 'llmgw', binaryName: 'llmgw', binaryVersion: 
 cli.register(Builtins.HelpCommand);
 cli.register(RunCommand);
 cli.register(CtlActorsCommand);
+cli.register(CtlEndpointsCommand);
 cli.register(ConfigCheckCommand);
 cli.register(ConfigSchemaCommand);
 cli.register(VersionCommand);

@@ -1,7 +1,7 @@
-import { Command, Option } from 'clipanion';
-import { request } from 'undici';
+import { Command } from 'clipanion';
 import { LlmgwError } from '../../errors.js';
 import type { ActorStats } from '../../runtime/index.js';
+import { adminGet, adminOption, formatTable, jsonOption, tokenOption } from '../admin-client.js';
 
 /** `llmgw ctl actors`: every mailbox of a running process, from its admin port. */
 export class CtlActorsCommand extends Command {
@@ -16,16 +16,14 @@ export class CtlActorsCommand extends Command {
     ],
   });
 
-  admin = Option.String('--admin', { description: 'admin URL (default $LLMGW_ADMIN or http://127.0.0.1:4001)' });
-  token = Option.String('--token', { description: 'admin token (default $LLMGW_ADMIN_TOKEN)' });
-  json = Option.Boolean('--json', false, { description: 'print JSON instead of a table' });
+  admin = adminOption();
+  token = tokenOption();
+  json = jsonOption();
 
   override async execute(): Promise<number> {
-    const base = this.admin ?? process.env.LLMGW_ADMIN ?? 'http://127.0.0.1:4001';
-    const token = this.token ?? process.env.LLMGW_ADMIN_TOKEN;
     let actors: ActorStats[];
     try {
-      actors = await fetchActors(base, token);
+      actors = await adminGet<ActorStats[]>(this.admin, this.token, '/admin/v1/actors');
     } catch (err) {
       this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
       return 1;
@@ -37,22 +35,6 @@ export class CtlActorsCommand extends Command {
     this.context.stdout.write(renderTable(actors));
     return 0;
   }
-}
-
-async function fetchActors(base: string, token: string | undefined): Promise<ActorStats[]> {
-  const url = new URL('/admin/v1/actors', base);
-  let res;
-  try {
-    res = await request(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, headersTimeout: 10_000, bodyTimeout: 10_000 });
-  } catch (err) {
-    throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `cannot reach the admin port at ${base}: ${(err as Error).message}`);
-  }
-  const body = (await res.body.json()) as unknown;
-  if (res.statusCode !== 200) {
-    const msg = (body as { error?: { message?: string } }).error?.message ?? `status ${res.statusCode}`;
-    throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `${url.href}: ${msg}`);
-  }
-  return body as ActorStats[];
 }
 
 export function renderTable(actors: ActorStats[]): string {
@@ -75,6 +57,5 @@ export function renderTable(actors: ActorStats[]): string {
       ms(a.handlingP99Ms),
     ]),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return formatTable(rows);
 }

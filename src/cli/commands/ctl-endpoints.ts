@@ -1,0 +1,73 @@
+import { Command } from 'clipanion';
+import { LlmgwError } from '../../errors.js';
+import { adminGet, adminOption, formatTable, jsonOption, tokenOption } from '../admin-client.js';
+
+/** What /admin/v1/endpoints returns per endpoint (the fields this command shows). */
+interface EndpointView {
+  id: string;
+  url: string;
+  models: string[];
+  priority: number;
+  ready: boolean;
+  reason: string | null;
+  inflight: number;
+  breaker: string;
+  blocked: string | null;
+  load: { waiting: number; running: number; kvUsage: number | null } | null;
+  loadAgeMs: number | null;
+  loadError: string | null;
+}
+
+/** `llmgw ctl endpoints`: the router's view of every engine, and why one takes no traffic. */
+export class CtlEndpointsCommand extends Command {
+  static override paths = [['ctl', 'endpoints']];
+  static override usage = Command.Usage({
+    category: 'ctl',
+    description: "Show the router's endpoints: readiness, load, breaker",
+    details:
+      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
+    examples: [
+      ['Table', 'llmgw ctl endpoints --admin http://127.0.0.1:4001'],
+      ['JSON', 'llmgw ctl endpoints --json'],
+    ],
+  });
+
+  admin = adminOption();
+  token = tokenOption();
+  json = jsonOption();
+
+  override async execute(): Promise<number> {
+    let endpoints: EndpointView[];
+    try {
+      endpoints = await adminGet<EndpointView[]>(this.admin, this.token, '/admin/v1/endpoints');
+    } catch (err) {
+      this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
+      return 1;
+    }
+    this.context.stdout.write(this.json ? JSON.stringify(endpoints, null, 2) + '\n' : renderEndpoints(endpoints));
+    return 0;
+  }
+}
+
+export function renderEndpoints(endpoints: EndpointView[]): string {
+  const rows = [
+    ['ID', 'MODELS', 'PRIO', 'STATE', 'INFLIGHT', 'WAITING', 'RUNNING', 'KV', 'SCRAPED', 'BREAKER', 'WHY'],
+    ...endpoints.map((e) => {
+      const why = !e.ready ? e.reason ?? 'not ready' : e.blocked ?? (e.loadError ? `metrics: ${e.loadError}` : '');
+      return [
+        e.id,
+        e.models.join(','),
+        String(e.priority),
+        !e.ready ? 'not-ready' : e.blocked ? 'blocked' : 'routable',
+        String(e.inflight),
+        e.load ? String(e.load.waiting) : '-',
+        e.load ? String(e.load.running) : '-',
+        e.load?.kvUsage === null || e.load?.kvUsage === undefined ? '-' : `${Math.round(e.load.kvUsage * 100)}%`,
+        e.loadAgeMs === null ? 'never' : `${(e.loadAgeMs / 1000).toFixed(1)}s ago`,
+        e.breaker,
+        why,
+      ];
+    }),
+  ];
+  return formatTable(rows);
+}
