@@ -146,7 +146,7 @@ test('a failure before the first byte is retried on another endpoint until the b
   }, 'usage records with the attempts');
   const metrics = await (await request(`${admin}/metrics`)).body.text();
   assert.match(metrics, /llmgw_retries_total\{model="flaky"\} 3/);
-  assert.match(metrics, /llmgw_endpoint_breaker_state\{endpoint="sick"\} 2/);
+  assert.match(metrics, /llmgw_endpoint_breaker_state\{endpoint="sick"\} [12]/, 'open, or half-open once its short pause is over');
 });
 
 test('an engine that sends no first token in time gets a 504 in the OpenAI shape', async () => {
