@@ -36,11 +36,14 @@ const PROFILE_HEADER = 'x-llmgw-profile';
 /** How much of an oversized body is read and dropped so its sender can read the 413. */
 const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
 const DISCARD_MAX_MS = 10_000;
+const EMPTY = Buffer.alloc(0);
 const log = createLogger('dataport');
 
 /** A request that passed validation, on its way to an engine. */
 interface Job {
   req: IncomingMessage;
+  /** The body as received: sent on as it is when nothing in it had to change. */
+  raw: Buffer;
   res: ServerResponse;
   path: string;
   body: Record<string, unknown>;
@@ -125,17 +128,18 @@ export function createDataPort(opts: DataPortOptions): Server {
     record.stream = stream;
     // Always ask the engine for usage, so accounting does not depend on the client.
     let stripUsage = false;
+    let edited = body.model !== entry.name;
     if (stream && path !== '/v1/embeddings') {
       const so = body.stream_options;
       const wants = typeof so === 'object' && so !== null && (so as { include_usage?: unknown }).include_usage === true;
       if (!wants) {
-        stripUsage = true;
+        stripUsage = edited = true;
         body.stream_options = { ...(typeof so === 'object' && so !== null ? so : {}), include_usage: true };
       }
     }
 
     const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
-    await dispatch({ req, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived });
+    await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived });
   };
 
   const prefixOf = async (path: string, body: Record<string, unknown>): Promise<Float64Array | null> => {
@@ -155,7 +159,7 @@ export function createDataPort(opts: DataPortOptions): Server {
     for (let m = 0; m < models.length && tried.length < router.retries.max_attempts; m++) {
       const model = models[m]!;
       const endpoints = opts.table.forModel(model);
-      let payload: string | null = null;
+      let payload: string | Buffer | null = null;
       while (tried.length < router.retries.max_attempts) {
         const route: RouteRequest = { model, prefix: job.prefix, session: job.session, tried, now: Date.now() };
         const t0 = performance.now();
@@ -170,8 +174,13 @@ export function createDataPort(opts: DataPortOptions): Server {
         record.modelServed = model;
         record.fallback = m > 0;
         if (payload === null) {
-          job.body.model = model;
-          payload = JSON.stringify(job.body);
+          // Re-serialising an 8 KB prompt costs the main thread ~10 µs: skip it when the
+          // client already named the model that serves and nothing was added.
+          if (model === job.body.model && job.raw.length > 0) payload = job.raw;
+          else {
+            job.body.model = model;
+            payload = JSON.stringify(job.body);
+          }
         }
         const outcome = await forward(ep, {
           req: job.req,

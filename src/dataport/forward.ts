@@ -13,7 +13,7 @@ export interface ForwardRequest {
   req: IncomingMessage;
   res: ServerResponse;
   path: string;
-  payload: string;
+  payload: string | Buffer;
   stream: boolean;
   /** Drop the usage-only chunk: the router asked for it, not the client. */
   stripUsage: boolean;
