@@ -28,6 +28,9 @@ const CODES = {
   LLMGW_UPSTREAM_FAILED: { status: 502, type: 'server_error' },
   LLMGW_UPSTREAM_TIMEOUT: { status: 504, type: 'server_error' },
   LLMGW_UNAUTHORIZED: { status: 401, type: 'invalid_request_error' },
+  // admission: shed from a full queue, or waited too long in it
+  LLMGW_QUEUE_FULL: { status: 429, type: 'rate_limit_error' },
+  LLMGW_QUEUE_TIMEOUT: { status: 503, type: 'server_error' },
   // cli
   LLMGW_ADMIN_UNREACHABLE: { status: 502, type: 'server_error' },
   // agent: a shard spec the engine launcher refuses (src/agent/engines/validate.ts)

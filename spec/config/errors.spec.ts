@@ -35,7 +35,7 @@ test('an unknown key names the likely intent', () => {
 
 test('an unknown key with no close match lists the known keys', () => {
   assert.equal(problems(BASE + 'router:\n  turbo: true\n'), [
-    "llmgw.yaml: router: unknown key 'turbo' (known keys: max_body_bytes, connect_timeout_ms, first_token_timeout_ms, idle_timeout_ms, poll_interval_ms, stale_after_ms, default_profile, profiles, retries, cooldown, breaker, prefix)",
+    "llmgw.yaml: router: unknown key 'turbo' (known keys: max_body_bytes, connect_timeout_ms, first_token_timeout_ms, idle_timeout_ms, poll_interval_ms, stale_after_ms, default_profile, profiles, admission, retries, cooldown, breaker, prefix)",
   ]);
 });
 
@@ -146,6 +146,15 @@ test('routing profiles: unknown names in a model or the default, and duplicates,
     "llmgw.yaml: models[0].routing_profile: 'chatt' is not a routing profile (did you mean 'chat'?); have: chat, batch, long-context, sticky",
     "llmgw.yaml: router.default_profile: 'nightly' is not a routing profile; have: chat, batch, long-context, sticky",
     "llmgw.yaml: router.profiles[1].name: 'sticky' is already taken by router.profiles[0].name",
+  ]);
+  const bands = `${BASE}router:\n  admission:\n    default_band: platinium\n    bands: [{ name: gold }, { name: gold }]\n  profiles:\n    - name: nightly\n      band: bronze\n`;
+  assert.equal(problems(bands), [
+    "llmgw.yaml: router.admission.bands[1].name: 'gold' is already taken by router.admission.bands[0].name",
+    "llmgw.yaml: router.admission.default_band: 'platinium' is not an admission band; have: gold",
+    "llmgw.yaml: router.profiles[0].band: 'bronze' is not an admission band; have: gold",
+  ]);
+  assert.equal(problems(`${BASE}router:\n  admission:\n    default_band: platinium\n`), [
+    "llmgw.yaml: router.admission.default_band: 'platinium' is not an admission band (did you mean 'platinum'?); have: platinum, gold, silver, bronze",
   ]);
   const typo = `${BASE}router:\n  profiles:\n    - name: p\n      scorers: { prefx: 1 }\n`;
   assert.equal(problems(typo), ["llmgw.yaml: router.profiles[0].scorers: unknown key 'prefx' (did you mean 'prefix'?)"]);

@@ -25,6 +25,19 @@ router:
   profiles:
     - name: interactive
       scorers: { queue: 1, kv: 0.5, inflight: 2, prefix: 3, session: 1, weight: 0.1 }
+      band: first
+  admission:
+    enabled: false
+    bands:
+      - { name: first, queue_limit: 5, queue_timeout_ms: 100 }
+      - { name: second, queue_limit: 50, queue_timeout_ms: 1000 }
+    default_band: second
+    priority_header: true
+    target_waiting_per_replica: 1.5
+    kv_ceiling: 0.8
+    stale_inflight_per_replica: 16
+    max_queued: 40
+    aging_ms: 2000
   retries:
     max_attempts: 2
   cooldown:
@@ -89,7 +102,21 @@ test('a config that sets every key is read as written', () => {
     poll_interval_ms: 400,
     stale_after_ms: 500,
     default_profile: 'interactive',
-    profiles: [{ name: 'interactive', scorers: { queue: 1, kv: 0.5, inflight: 2, prefix: 3, session: 1, weight: 0.1 } }],
+    profiles: [{ name: 'interactive', scorers: { queue: 1, kv: 0.5, inflight: 2, prefix: 3, session: 1, weight: 0.1 }, band: 'first' }],
+    admission: {
+      enabled: false,
+      bands: [
+        { name: 'first', queue_limit: 5, queue_timeout_ms: 100 },
+        { name: 'second', queue_limit: 50, queue_timeout_ms: 1000 },
+      ],
+      default_band: 'second',
+      priority_header: true,
+      target_waiting_per_replica: 1.5,
+      kv_ceiling: 0.8,
+      stale_inflight_per_replica: 16,
+      max_queued: 40,
+      aging_ms: 2000,
+    },
     retries: { max_attempts: 2 },
     cooldown: { failures: 3, ms: 600 },
     breaker: { failures: 7, open_ms: 700, max_open_ms: 800 },
@@ -121,6 +148,21 @@ test('every default is filled in, and optional keys stay unset', () => {
     stale_after_ms: 5000,
     default_profile: 'chat',
     profiles: [],
+    admission: {
+      enabled: true,
+      bands: [
+        { name: 'platinum', queue_limit: 1000, queue_timeout_ms: 30000 },
+        { name: 'gold', queue_limit: 1000, queue_timeout_ms: 30000 },
+        { name: 'silver', queue_limit: 1000, queue_timeout_ms: 60000 },
+        { name: 'bronze', queue_limit: 10000, queue_timeout_ms: 300000 },
+      ],
+      priority_header: false,
+      target_waiting_per_replica: 2,
+      kv_ceiling: 0.95,
+      stale_inflight_per_replica: 64,
+      max_queued: 10000,
+      aging_ms: 10000,
+    },
     retries: { max_attempts: 3 },
     cooldown: { failures: 2, ms: 2000 },
     breaker: { failures: 5, open_ms: 10000, max_open_ms: 300000 },

@@ -4,6 +4,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { LlmgwError } from '../errors.js';
 import { sendError, sendJson } from '../dataport/respond.js';
 import type { AccountingMsg } from '../messages/accounting.js';
+import type { AdmissionMsg } from '../messages/admission.js';
 import type { EndpointTable } from '../router/endpoint-table.js';
 import type { ActorRef, ActorSystem } from '../runtime/index.js';
 
@@ -15,6 +16,8 @@ export interface AdminPortOptions {
   /** Main-thread registries merged into /metrics (endpoint gauges). */
   registries: Registry[];
   accounting: ActorRef<AccountingMsg>;
+  /** Null when admission control is off. */
+  admission: ActorRef<AdmissionMsg> | null;
 }
 
 /**
@@ -76,6 +79,8 @@ export function createAdminPort(opts: AdminPortOptions): Server {
             })),
           );
         }
+        case '/admin/v1/admission':
+          return sendJson(res, 200, opts.admission ? { enabled: true, models: await opts.admission.ask({ type: 'stats' }) } : { enabled: false, models: [] });
         case '/admin/v1/usage': {
           const limit = Number(url.searchParams.get('limit') ?? 100);
           if (!Number.isInteger(limit) || limit < 0) return sendError(res, new LlmgwError('LLMGW_INVALID_REQUEST', `limit must be a whole number, not '${url.searchParams.get('limit')}'`));

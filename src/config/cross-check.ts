@@ -16,11 +16,12 @@
 // - endpoint urls parse as http(s) URLs.
 // - routing profile names are unique; a model's routing_profile and
 //   router.default_profile name a built-in or configured profile.
+// - admission band names are unique; default_band and a profile's band name a band.
 
 import { parseHostPort } from '../net/host-port.js';
 import { didYouMean, formatPath, HOST_PORT_MESSAGE, URL_MESSAGE, show, type RawProblem, type Segment } from './problems.js';
 import { BUILTIN_ROUTING_PROFILES } from './routing-profiles.js';
-import { HOST_PORT_PATTERN, HTTP_URL_PATTERN } from './schema.js';
+import { DEFAULT_BAND_NAMES, HOST_PORT_PATTERN, HTTP_URL_PATTERN } from './schema.js';
 
 type Obj = Record<string, unknown>;
 
@@ -137,6 +138,23 @@ function checkRoutingProfiles(data: Obj, fail: (segments: Segment[], message: st
   });
   const d = router.default_profile;
   if (isName(d) && !known.has(d)) fail(['router', 'default_profile'], `'${d}' is not a routing profile${didYouMean(d, known)}; have: ${[...known].join(', ')}`);
+
+  const admission = isObj(router.admission) ? router.admission : {};
+  const bands = new Map<string, number>();
+  const bandList = Array.isArray(admission.bands) ? admission.bands : DEFAULT_BAND_NAMES.map((name) => ({ name }));
+  bandList.forEach((b, i) => {
+    if (!isObj(b) || !isName(b.name)) return;
+    const prev = bands.get(b.name);
+    if (prev !== undefined) return fail(['router', 'admission', 'bands', i, 'name'], `'${b.name}' is already taken by router.admission.bands[${prev}].name`);
+    bands.set(b.name, i);
+  });
+  const bandRef = (v: unknown, at: Segment[]): void => {
+    if (isName(v) && !bands.has(v)) fail(at, `'${v}' is not an admission band${didYouMean(v, bands.keys())}; have: ${[...bands.keys()].join(', ')}`);
+  };
+  bandRef(admission.default_band, ['router', 'admission', 'default_band']);
+  list(router.profiles).forEach((p, i) => {
+    if (isObj(p)) bandRef(p.band, ['router', 'profiles', i, 'band']);
+  });
   return known;
 }
 

@@ -7,6 +7,8 @@ export { DEFAULT_CONFIG_YAML, DEFAULT_CONFIG_SOURCE } from './default.js';
 export { envSettings, NON_CONFIG_ENV, type EnvSetting } from './env.js';
 export { formatProblem } from './problems.js';
 export type {
+  AdmissionConfig,
+  BandConfig,
   Config,
   ConfigOverrides,
   ConfigProblem,

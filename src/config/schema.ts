@@ -91,9 +91,30 @@ const routingProfile = object(
       },
       { default: {} },
     ),
+    band: name('Admission band of requests routed with this profile (e.g. bronze for batch), unless their API key sets one.'),
   },
   { required: ['name'] },
 );
+
+const band = object(
+  'A priority band of admission control.',
+  {
+    name: name('Name of the band, e.g. platinum.'),
+    queue_limit: int('Most requests of this band waiting for admission per model; more are refused with 429.', 0, { default: 1_000 }),
+    queue_timeout_ms: ms('Longest a request of this band waits for admission before a 503, in ms.', 30_000),
+  },
+  { required: ['name'] },
+);
+
+/** The bands a config gets when it names none. */
+export const DEFAULT_BAND_NAMES = ['platinum', 'gold', 'silver', 'bronze'] as const;
+
+const DEFAULT_BANDS = [
+  { name: 'platinum', queue_limit: 1_000, queue_timeout_ms: 30_000 },
+  { name: 'gold', queue_limit: 1_000, queue_timeout_ms: 30_000 },
+  { name: 'silver', queue_limit: 1_000, queue_timeout_ms: 60_000 },
+  { name: 'bronze', queue_limit: 10_000, queue_timeout_ms: 300_000 },
+];
 
 const model = object(
   'A model clients can ask for by name. It must be servable: it needs profiles, or an endpoint or simulate entry that names it.',
@@ -183,6 +204,32 @@ const schema: SchemaNode = object(
           'Routing profiles: named scorer weights. They add to the built-in chat, batch and long-context profiles, or replace one of the same name.',
           routingProfile,
           { default: [] },
+        ),
+        admission: object(
+          'Admission control: while the engines of a model are saturated, requests wait in priority bands and are released as capacity frees, highest band first.',
+          {
+            enabled: { type: 'boolean', description: 'Off: every request is dispatched at once (engines queue first come, first served).', default: true },
+            bands: list('Bands, highest priority first.', band, { minItems: 1, default: DEFAULT_BANDS }),
+            default_band: name('Band of requests nothing else assigns one to. Unset: the last band but one (silver by default).'),
+            priority_header: {
+              type: 'boolean',
+              description: 'Whether clients may choose their band with x-llmgw-priority (when neither key nor profile sets one).',
+              default: false,
+            },
+            target_waiting_per_replica: {
+              type: 'number',
+              description: 'Saturated when the engines report more waiting requests than this per ready replica. The number that governs the system: too low starves the GPUs, too high brings back queueing inside the engines.',
+              minimum: 0,
+              default: 2,
+            },
+            kv_ceiling: { type: 'number', description: 'Saturated when every replica reports KV-cache usage at or above this fraction.', minimum: 0, maximum: 1, default: 0.95 },
+            stale_inflight_per_replica: int('While engine metrics are stale: saturated when the router has more than this many requests in flight per replica.', 1, {
+              default: 64,
+            }),
+            max_queued: int('Most requests waiting per model across all bands; past it the lowest band is shed first.', 1, { default: 10_000 }),
+            aging_ms: ms('Anti-starvation: every this many ms of waiting, a request counts one band higher, so low bands always make progress.', 10_000),
+          },
+          { default: {} },
         ),
         retries: object(
           'Retries of a request that failed before its first byte reached the client, each on a different endpoint.',

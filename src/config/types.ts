@@ -26,6 +26,25 @@ export interface RouterConfig {
   readonly cooldown: { readonly failures: number; readonly ms: number };
   readonly breaker: { readonly failures: number; readonly open_ms: number; readonly max_open_ms: number };
   readonly prefix: { readonly block_chars: number; readonly max_blocks: number; readonly index_entries: number; readonly offload_bytes: number };
+  readonly admission: AdmissionConfig;
+}
+
+export interface BandConfig {
+  readonly name: string;
+  readonly queue_limit: number;
+  readonly queue_timeout_ms: number;
+}
+
+export interface AdmissionConfig {
+  readonly enabled: boolean;
+  readonly bands: readonly BandConfig[];
+  readonly default_band?: string;
+  readonly priority_header: boolean;
+  readonly target_waiting_per_replica: number;
+  readonly kv_ceiling: number;
+  readonly stale_inflight_per_replica: number;
+  readonly max_queued: number;
+  readonly aging_ms: number;
 }
 
 export const SCORER_NAMES = ['queue', 'kv', 'inflight', 'prefix', 'session', 'weight'] as const;
@@ -34,6 +53,7 @@ export type ScorerName = (typeof SCORER_NAMES)[number];
 export interface RoutingProfileConfig {
   readonly name: string;
   readonly scorers: Readonly<Record<ScorerName, number>>;
+  readonly band?: string;
 }
 
 export interface ProfileConfig {

@@ -4,6 +4,7 @@ import type { RouterConfig } from '../config/index.js';
 import { LlmgwError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { UsageRecord } from '../messages/accounting.js';
+import type { Admission } from '../router/admission/admission.js';
 import type { Catalog, CatalogEntry } from '../router/catalog.js';
 import type { EndpointState, EndpointTable } from '../router/endpoint-table.js';
 import type { PrefixIndex } from '../router/scheduler/prefix-index.js';
@@ -29,10 +30,13 @@ export interface DataPortOptions {
   cpu: CpuRunner;
   /** Receives one record per request, whatever its ending. Must not block. */
   usage: (record: UsageRecord) => void;
+  /** Admission per canonical model name; null when admission is off. */
+  admissions: ReadonlyMap<string, Admission> | null;
 }
 
 const INFERENCE_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/embeddings']);
 const PROFILE_HEADER = 'x-llmgw-profile';
+const PRIORITY_HEADER = 'x-llmgw-priority';
 /** How much of an oversized body is read and dropped so its sender can read the 413. */
 const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
 const DISCARD_MAX_MS = 10_000;
@@ -124,6 +128,15 @@ export function createDataPort(opts: DataPortOptions): Server {
     }
     record.profile = profile.name;
 
+    const admission = opts.admissions?.get(entry.name);
+    let band = -1;
+    if (admission) {
+      const name = bandOf(req, profile);
+      band = bandIndex.get(name) ?? -1;
+      if (band === -1) return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', `${PRIORITY_HEADER}: '${name}' is not a band; have: ${bandNames.join(', ')}`));
+      record.band = name;
+    }
+
     const stream = body.stream === true;
     record.stream = stream;
     // Always ask the engine for usage, so accounting does not depend on the client.
@@ -138,8 +151,52 @@ export function createDataPort(opts: DataPortOptions): Server {
       }
     }
 
+    if (admission && !admission.tryAdmit(band, Date.now())) {
+      const admitted = await queue(admission, band, req, res, record, arrived);
+      if (!admitted) return;
+    }
     const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
     await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived });
+  };
+
+  const admissionCfg = router.admission;
+  const bandNames = admissionCfg.bands.map((b) => b.name);
+  const bandIndex = new Map(bandNames.map((n, i) => [n, i]));
+  const defaultBand = admissionCfg.default_band ?? bandNames[Math.max(0, bandNames.length - 2)]!;
+
+  /** The band: the API key's (once keys exist), else the profile's, else the header where allowed, else the default. */
+  const bandOf = (req: IncomingMessage, profile: Profile): string => {
+    if (profile.band !== null) return profile.band;
+    const h = req.headers[PRIORITY_HEADER];
+    if (admissionCfg.priority_header && typeof h === 'string' && h !== '') return h;
+    return defaultBand;
+  };
+
+  /** Waits in the admission queue; false when the request was answered (shed, timed out, client gone). */
+  const queue = async (admission: Admission, band: number, req: IncomingMessage, res: ServerResponse, record: UsageRecord, arrived: number): Promise<boolean> => {
+    const left = new AbortController();
+    const onClose = (): void => left.abort();
+    res.on('close', onClose);
+    const queuedAt = performance.now();
+    try {
+      await admission.wait(band, Date.now(), left.signal);
+    } catch (err) {
+      record.queueMs = performance.now() - queuedAt;
+      const e = LlmgwError.from(err);
+      sendError(res, e, null, { 'retry-after': '1', 'x-request-id': record.id });
+      finish(record, e.status, e.code, arrived);
+      return false;
+    } finally {
+      res.off('close', onClose);
+    }
+    record.queueMs = performance.now() - queuedAt;
+    if (left.signal.aborted) {
+      // Left the queue at once when the client went away; nobody to answer.
+      finish(record, 499, null, arrived);
+      return false;
+    }
+    admission.dispatched();
+    return true;
   };
 
   const prefixOf = async (path: string, body: Record<string, unknown>): Promise<Float64Array | null> => {
@@ -245,6 +302,8 @@ export function createDataPort(opts: DataPortOptions): Server {
     record.status = status;
     record.error = error;
     record.durationMs = performance.now() - arrived;
+    // A request of this model ended: capacity may have freed for those waiting.
+    if (record.band !== null && record.modelAsked !== '') opts.admissions?.get(opts.catalog.resolve(record.modelAsked)?.name ?? '')?.release(Date.now());
     try {
       opts.usage(record);
     } catch (err) {
@@ -284,6 +343,7 @@ function newRecord(id: string, path: string): UsageRecord {
     ttftMs: null,
     durationMs: 0,
     queueMs: 0,
+    band: null,
     attempts: 0,
     scheduleMicros: 0,
     profile: '',

@@ -33,6 +33,8 @@ export interface UsageRecord {
   durationMs: number;
   /** Time spent waiting for admission, ms (0 when it went straight through). */
   queueMs: number;
+  /** Admission band, or null when admission is off or the request was refused before it. */
+  band: string | null;
   /** Endpoints tried, the successful one included. */
   attempts: number;
   /** Time the scheduler took to pick, summed over attempts, µs. */

@@ -22,6 +22,8 @@ export interface EndpointState extends EndpointSpec {
   load: EngineLoad | null;
   loadAt: number | null;
   loadError: string | null;
+  /** `inflight` when the load was scraped: what was sent since is not in the engine's count yet. */
+  inflightAtLoad: number;
   /** Requests this process has in flight to the endpoint: always current, unlike scraped metrics. */
   inflight: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
@@ -58,6 +60,7 @@ export class EndpointTable {
       load: null,
       loadAt: null,
       loadError: null,
+      inflightAtLoad: 0,
       inflight: 0,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
@@ -111,6 +114,7 @@ export class EndpointTable {
     if (probe.load) {
       e.load = probe.load;
       e.loadAt = probe.at;
+      e.inflightAtLoad = e.inflight;
       e.loadError = null;
     } else {
       e.loadError = probe.loadError;

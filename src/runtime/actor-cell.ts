@@ -69,6 +69,16 @@ export class ActorCell {
     this.tracker = new RestartTracker({ ...defaultSupervision, ...def.supervision });
   }
 
+  /** The definition's one-line summary of the current state, if it has the hook and a state. */
+  describe(): string | undefined {
+    if (this.state === undefined || !this.def.describe) return undefined;
+    try {
+      return this.def.describe(this.state);
+    } catch (err) {
+      return `describe failed: ${(err as Error).message}`;
+    }
+  }
+
   get dependsOn(): readonly string[] {
     return this.spec.dependsOn;
   }

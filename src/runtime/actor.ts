@@ -81,6 +81,8 @@ export interface ActorDef<M extends Message, S, A> {
   stop?(state: S, ctx: ActorContext<M>): void | Promise<void>;
   /** A child used up its restarts. Without this hook the failure escalates further. */
   onChildFailure?(state: S, failure: ChildFailure, ctx: ActorContext<M>): SupervisorDecision;
+  /** One short line of what the actor holds (queue depths…), shown by `llmgw ctl actors`. */
+  describe?(state: S): string;
 }
 
 /** Protocol of a definition, for typing refs from a def. */

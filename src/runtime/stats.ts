@@ -21,4 +21,6 @@ export interface ActorStats {
   /** Handling time quantiles, as the upper bound of their histogram bucket. */
   handlingP50Ms: number | undefined;
   handlingP99Ms: number | undefined;
+  /** The actor's own one-line summary (its `describe` hook), when it has one. */
+  details?: string;
 }

@@ -493,24 +493,28 @@ export class ThreadHost implements CellHost {
       if (!list) buckets.set(actor, (list = []));
       list.push({ le, count: v.value });
     }
-    return [...this.cells.values()].map((c) => ({
-      name: c.name,
-      kind: c.kind,
-      thread: this.thread,
-      parent: c.parent,
-      status: c.status,
-      mailbox: c.mailbox.size,
-      capacity: c.mailbox.capacity,
-      highWater: c.mailbox.highWater,
-      overflow: c.mailbox.overflow,
-      processed: c.processed,
-      failures: c.failures,
-      restarts: c.restarts,
-      dropped: c.mailbox.dropped,
-      rejected: c.mailbox.rejected,
-      handlingP50Ms: quantileMs(buckets.get(c.name), 0.5),
-      handlingP99Ms: quantileMs(buckets.get(c.name), 0.99),
-    }));
+    return [...this.cells.values()].map((c) => {
+      const details = c.describe();
+      return {
+        name: c.name,
+        kind: c.kind,
+        thread: this.thread,
+        parent: c.parent,
+        status: c.status,
+        mailbox: c.mailbox.size,
+        capacity: c.mailbox.capacity,
+        highWater: c.mailbox.highWater,
+        overflow: c.mailbox.overflow,
+        processed: c.processed,
+        failures: c.failures,
+        restarts: c.restarts,
+        dropped: c.mailbox.dropped,
+        rejected: c.mailbox.rejected,
+        handlingP50Ms: quantileMs(buckets.get(c.name), 0.5),
+        handlingP99Ms: quantileMs(buckets.get(c.name), 0.99),
+        ...(details === undefined ? {} : { details }),
+      };
+    });
   }
 
   private registerCellMetrics(): void {

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { accounting } from '../actors/accounting/accounting.js';
+import { admissionActor } from '../actors/admission/admission-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
@@ -9,8 +10,11 @@ import { loadConfig, type Config } from '../config/index.js';
 import { createDataPort } from '../dataport/data-port.js';
 import { createLogger, setLogLevel } from '../log.js';
 import type { AccountingMsg } from '../messages/accounting.js';
+import type { AdmissionMsg } from '../messages/admission.js';
 import { parseHostPort, urlFor } from '../net/host-port.js';
 import { Catalog } from '../router/catalog.js';
+import { Admission } from '../router/admission/admission.js';
+import { admissionMetrics } from '../router/admission/admission-metrics.js';
 import { endpointMetrics } from '../router/endpoint-metrics.js';
 import { EndpointTable } from '../router/endpoint-table.js';
 import { PrefixIndex } from '../router/scheduler/prefix-index.js';
@@ -35,6 +39,8 @@ export interface RunningServer {
 const log = createLogger('server');
 const REGISTRY = 'endpoint-registry';
 const ACCOUNTING = 'accounting';
+/** How often queued requests are checked for release and timeout (completions also release). */
+const ADMISSION_TICK_MS = 50;
 
 /**
  * Starts the server role: the actor system and its threads, simulated engines if the
@@ -60,8 +66,10 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     },
     onBreakerChange: (endpoint, from, to) => log[to === 'closed' ? 'info' : 'warn']('circuit breaker', { endpoint, from, to }),
   });
+  const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   try {
     await system.spawn(endpointRegistry, { name: REGISTRY, args: { table } });
+    if (admissions) await system.spawn(admissionActor, { name: 'admission', args: { admissions, tickMs: ADMISSION_TICK_MS } });
     await system.spawn(accounting, { name: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000 } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null });
@@ -83,8 +91,9 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     router: r,
     cpu: system.cpu,
     usage: (record) => usage.tell({ type: 'record', record }),
+    admissions,
   });
-  const adminPort = createAdminPort({ system, table, token: config.admin_token, registries: [endpointMetrics(table)], accounting: usage });
+  const adminPort = createAdminPort({ system, table, token: config.admin_token, registries: [endpointMetrics(table), ...(admissions ? [admissionMetrics(admissions)] : [])], accounting: usage, admission: admissions ? system.ref<AdmissionMsg>('admission') : null });
   const url = await listen(dataPort, config.listen, 'listen');
   const adminUrl = await listen(adminPort, config.admin_listen, 'admin_listen');
 

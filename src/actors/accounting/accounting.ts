@@ -56,7 +56,11 @@ export const accounting = defineActor<AccountingMsg>()({
       m.requests.inc({ model, endpoint: r.endpoint ?? '', status: String(r.status) });
       m.duration.observe({ model }, r.durationMs / 1000);
       if (r.ttftMs !== null) m.ttft.observe({ model, stream: String(r.stream) }, r.ttftMs / 1000);
-      if (r.queueMs > 0) m.queue.observe({ model }, r.queueMs / 1000);
+      if (r.band !== null) {
+        const outcome = r.error === 'LLMGW_QUEUE_FULL' ? 'shed' : r.error === 'LLMGW_QUEUE_TIMEOUT' ? 'timed_out' : r.status === 499 && r.attempts === 0 ? 'cancelled' : 'admitted';
+        m.admission.inc({ model, band: r.band, outcome });
+        if (outcome === 'admitted') m.queue.observe({ model, band: r.band }, r.queueMs / 1000);
+      }
       if (r.promptTokens > 0) m.tokens.inc({ model, kind: 'prompt' }, r.promptTokens);
       if (r.completionTokens > 0) m.tokens.inc({ model, kind: 'completion' }, r.completionTokens);
       if (r.cachedTokens > 0) m.tokens.inc({ model, kind: 'cached' }, r.cachedTokens);
@@ -91,7 +95,19 @@ function createRequestMetrics(registry: Registry) {
     requests: new Counter({ name: 'llmgw_requests_total', help: 'Requests by model served (or asked), endpoint and HTTP status', labelNames: ['model', 'endpoint', 'status'], registers }),
     ttft: new Histogram({ name: 'llmgw_request_ttft_seconds', help: 'Arrival to the first byte sent to the client', labelNames: ['model', 'stream'], buckets: secondsBuckets, registers }),
     duration: new Histogram({ name: 'llmgw_request_duration_seconds', help: 'Arrival to the last byte sent to the client', labelNames: ['model'], buckets: secondsBuckets, registers }),
-    queue: new Histogram({ name: 'llmgw_request_queue_seconds', help: 'Time spent waiting for admission', labelNames: ['model'], buckets: secondsBuckets, registers }),
+    queue: new Histogram({
+      name: 'llmgw_admission_queue_seconds',
+      help: 'Time admitted requests waited for admission (0 when they went straight through)',
+      labelNames: ['model', 'band'],
+      buckets: [0, ...secondsBuckets],
+      registers,
+    }),
+    admission: new Counter({
+      name: 'llmgw_admission_requests_total',
+      help: 'Requests by admission band and outcome: admitted, shed (429), timed_out (503), cancelled (client left while queued)',
+      labelNames: ['model', 'band', 'outcome'],
+      registers,
+    }),
     tokens: new Counter({ name: 'llmgw_tokens_total', help: 'Tokens as the engines reported them', labelNames: ['model', 'kind'], registers }),
     retries: new Counter({ name: 'llmgw_retries_total', help: 'Extra attempts after a failure before the first byte', labelNames: ['model'], registers }),
     fallbacks: new Counter({ name: 'llmgw_fallbacks_total', help: 'Requests served by a fallback model', labelNames: ['asked', 'served'], registers }),

@@ -40,7 +40,7 @@ export class CtlActorsCommand extends Command {
 export function renderTable(actors: ActorStats[]): string {
   const ms = (v: number | undefined | null): string => (v === undefined || v === null ? '-' : v === Infinity ? '>5s' : v < 1 ? `${(v * 1000).toFixed(0)}µs` : `${v}ms`);
   const rows = [
-    ['NAME', 'THREAD', 'KIND', 'STATUS', 'MAILBOX', 'HIGH/CAP', 'PROCESSED', 'FAILURES', 'RESTARTS', 'DROPPED', 'REJECTED', 'P50', 'P99'],
+    ['NAME', 'THREAD', 'KIND', 'STATUS', 'MAILBOX', 'HIGH/CAP', 'PROCESSED', 'FAILURES', 'RESTARTS', 'DROPPED', 'REJECTED', 'P50', 'P99', 'DETAILS'],
     ...actors.map((a) => [
       a.name,
       a.thread,
@@ -55,6 +55,7 @@ export function renderTable(actors: ActorStats[]): string {
       String(a.rejected),
       ms(a.handlingP50Ms),
       ms(a.handlingP99Ms),
+      a.details ?? '',
     ]),
   ];
   return formatTable(rows);

@@ -34,5 +34,7 @@ export interface Scorer {
 /** A routing profile, resolved: scorers with non-zero weights. */
 export interface Profile {
   readonly name: string;
+  /** Admission band of requests routed with this profile, if it sets one. */
+  readonly band: string | null;
   readonly terms: readonly { readonly scorer: Scorer; readonly weight: number }[];
 }

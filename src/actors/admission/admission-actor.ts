@@ -1,0 +1,47 @@
+import { LlmgwError } from '../../errors.js';
+import type { AdmissionMsg } from '../../messages/admission.js';
+import type { Admission } from '../../router/admission/admission.js';
+import { defineActor } from '../../runtime/actor.js';
+
+export interface AdmissionArgs {
+  /** One per model, shared with the data port, which admits and queues synchronously. */
+  admissions: ReadonlyMap<string, Admission>;
+  /** How often queued requests are checked for release and timeout. */
+  tickMs: number;
+}
+
+/**
+ * Owns the admission queues' clock: releases queued requests when a scrape shows room
+ * and fails those past their band's timeout, every `tickMs`; completions release too,
+ * from the data port. It runs on the main thread and is handed the queues themselves
+ * (main-thread spawn arguments are not copied): the data port queues a request without
+ * a message, and a release wakes the request without one.
+ */
+export const admissionActor = defineActor<AdmissionMsg>()({
+  kind: 'admission',
+  module: import.meta.url,
+  mailbox: { capacity: 64, overflow: 'drop-oldest' },
+  init: (args: AdmissionArgs, ctx) => {
+    if (ctx.thread !== 'main') throw new Error('admission must run on the main thread, beside the data port');
+    ctx.schedule('tick', args.tickMs, { type: 'tick' }, true);
+    return args;
+  },
+  handlers: {
+    tick: (s) => {
+      const now = Date.now();
+      for (const a of s.admissions.values()) a.release(now);
+    },
+    stats: (s) => {
+      const now = Date.now();
+      return [...s.admissions.values()].map((a) => ({ model: a.model, saturated: a.saturated(now), bands: a.queue.stats() }));
+    },
+  },
+  stop: (s) => {
+    const err = new LlmgwError('LLMGW_SHUTTING_DOWN', 'the server is shutting down; retry on another instance');
+    for (const a of s.admissions.values()) a.queue.drain(err);
+  },
+  describe: (s) =>
+    [...s.admissions.values()]
+      .map((a) => `${a.model}: ${a.queue.length} queued${a.queue.length > 0 ? ` (${a.queue.stats().map((b) => `${b.band} ${b.queued}`).join(', ')})` : ''}`)
+      .join('; '),
+});

@@ -1,0 +1,154 @@
+import type { BandConfig } from '../../config/types.js';
+import { LlmgwError } from '../../errors.js';
+
+/** A request waiting for admission. `settle` is called exactly once. */
+export interface Ticket {
+  readonly band: number;
+  readonly enqueuedAt: number;
+  /** null: dispatch now; an error: answer the client with it. */
+  settle(err: LlmgwError | null): void;
+}
+
+/** What the admission actor reports per band (queue depth and lifetime counts). */
+export interface BandStats {
+  band: string;
+  queued: number;
+  admitted: number;
+  shed: number;
+  timedOut: number;
+  cancelled: number;
+}
+
+/**
+ * The waiting room of one model: a FIFO per band, released highest band first. Strict
+ * priority would let a steady platinum load starve bronze forever, so a request ages:
+ * every `aging_ms` it has waited counts as one band higher. When the room is full the
+ * lowest band is shed first (429); a request past its band's timeout gets a 503.
+ */
+export class AdmissionQueue {
+  private readonly queues: Ticket[][];
+  private readonly heads: number[];
+  private readonly counts: Omit<BandStats, 'band' | 'queued'>[];
+  private size = 0;
+
+  constructor(
+    readonly model: string,
+    private readonly bands: readonly BandConfig[],
+    private readonly agingMs: number,
+    /** Most requests waiting across all bands. */
+    private readonly maxQueued: number,
+  ) {
+    this.queues = bands.map(() => []);
+    this.heads = bands.map(() => 0);
+    this.counts = bands.map(() => ({ admitted: 0, shed: 0, timedOut: 0, cancelled: 0 }));
+  }
+
+  get length(): number {
+    return this.size;
+  }
+
+  /** Counts a request that went straight through, for the per-band stats. */
+  admittedDirectly(band: number): void {
+    this.counts[band]!.admitted++;
+  }
+
+  /**
+   * Queues `t`. When its band's queue is full it is refused. When the whole room is full,
+   * the newest request of the lowest band below `t`'s makes way; with none below, `t` is
+   * refused: the lowest band is always shed first.
+   */
+  push(t: Ticket): void {
+    const band = this.bands[t.band]!;
+    if (this.depth(t.band) >= band.queue_limit) return this.shed(t, `the ${band.name} queue for '${this.model}' is full (${band.queue_limit} waiting)`);
+    if (this.size >= this.maxQueued && !this.makeRoom(t.band)) return this.shed(t, `'${this.model}' has ${this.size} requests waiting for capacity, none of a lower band than ${band.name}`);
+    this.queues[t.band]!.push(t);
+    this.size++;
+  }
+
+  /** Takes the next request to release, or undefined when none waits. */
+  next(now: number): Ticket | undefined {
+    if (this.size === 0) return undefined;
+    let best = -1;
+    let bestRank = Infinity;
+    for (let b = 0; b < this.queues.length; b++) {
+      const head = this.queues[b]![this.heads[b]!];
+      if (head === undefined) continue;
+      const rank = b - Math.floor((now - head.enqueuedAt) / this.agingMs);
+      if (rank < bestRank) {
+        bestRank = rank;
+        best = b;
+      }
+    }
+    const t = this.take(best);
+    this.counts[t.band]!.admitted++;
+    return t;
+  }
+
+  /** Removes a request whose client went away; false when it was no longer queued. */
+  cancel(t: Ticket): boolean {
+    const q = this.queues[t.band]!;
+    const at = q.indexOf(t, this.heads[t.band]);
+    if (at === -1) return false;
+    q.splice(at, 1);
+    this.size--;
+    this.counts[t.band]!.cancelled++;
+    return true;
+  }
+
+  /** Fails the requests that waited past their band's timeout. */
+  expire(now: number): void {
+    for (let b = 0; b < this.queues.length; b++) {
+      const { name, queue_timeout_ms: limit } = this.bands[b]!;
+      for (let head = this.queues[b]![this.heads[b]!]; head !== undefined && now - head.enqueuedAt >= limit; head = this.queues[b]![this.heads[b]!]) {
+        this.take(b);
+        this.counts[b]!.timedOut++;
+        head.settle(new LlmgwError('LLMGW_QUEUE_TIMEOUT', `waited ${now - head.enqueuedAt} ms for capacity on '${this.model}' (${name} band limit ${limit} ms); the engines are saturated, retry later`));
+      }
+    }
+  }
+
+  /** Sheds the newest request of the lowest band below `band`; false when there is none. */
+  private makeRoom(band: number): boolean {
+    for (let b = this.queues.length - 1; b > band; b--) {
+      const q = this.queues[b]!;
+      if (q.length - this.heads[b]! === 0) continue;
+      const victim = q.pop()!;
+      this.size--;
+      this.shed(victim, `shed to make room for a ${this.bands[band]!.name} request: '${this.model}' is saturated`);
+      return true;
+    }
+    return false;
+  }
+
+  stats(): BandStats[] {
+    return this.bands.map((b, i) => ({ band: b.name, queued: this.depth(i), ...this.counts[i]! }));
+  }
+
+  depth(band: number): number {
+    return this.queues[band]!.length - this.heads[band]!;
+  }
+
+  /** Fails everything queued (shutdown). */
+  drain(err: LlmgwError): void {
+    for (let b = 0; b < this.queues.length; b++) while (this.depth(b) > 0) this.take(b).settle(err);
+  }
+
+  private shed(t: Ticket, why: string): void {
+    this.counts[t.band]!.shed++;
+    t.settle(new LlmgwError('LLMGW_QUEUE_FULL', `${why}; retry later`));
+  }
+
+  private take(b: number): Ticket {
+    const q = this.queues[b]!;
+    const t = q[this.heads[b]!]!;
+    this.heads[b]!++;
+    this.size--;
+    // Compact now and then instead of shifting the array on every release.
+    if (this.heads[b]! > 1024 && this.heads[b]! * 2 > q.length) {
+      q.splice(0, this.heads[b]!);
+      this.heads[b] = 0;
+    }
+    return t;
+  }
+}
+

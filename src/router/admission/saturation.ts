@@ -1,0 +1,45 @@
+import type { AdmissionConfig } from '../../config/types.js';
+import type { EndpointState } from '../endpoint-table.js';
+
+/** Why a model's engines count as saturated, or null when they can take more now. */
+export type Saturation = string | null;
+
+/**
+ * Whether a model's usable replicas are saturated, from what the pollers last scraped
+ * plus what the router itself sent since: a scrape is up to a poll interval old, and a
+ * flood sends hundreds of requests in that time. Per replica with a fresh scrape, the
+ * estimated queue is its reported waiting count plus, once it queues, the requests
+ * dispatched to it since the scrape (in-flight growth); requests released from the
+ * admission queue but not yet dispatched (`inTransit`) count too. Without fresh scrapes,
+ * the router's in-flight count per replica stands in.
+ */
+export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionConfig, now: number, staleAfterMs: number, inTransit = 0): Saturation {
+  let replicas = 0;
+  let fresh = 0;
+  let waiting = 0;
+  let inflight = 0;
+  let minKv = Infinity;
+  for (const e of endpoints) {
+    if (!e.ready || e.draining || e.health.blocked(now) !== null) continue;
+    replicas++;
+    inflight += e.inflight;
+    if (e.load === null || e.loadAt === null || now - e.loadAt > staleAfterMs) continue;
+    fresh++;
+    // What was sent since the scrape counts as waiting only where the engine was already
+    // queueing: an engine with free batch slots runs it at once.
+    if (e.load.waiting > 0 || (e.load.kvUsage ?? 0) >= cfg.kv_ceiling) waiting += e.load.waiting + Math.max(0, e.inflight - e.inflightAtLoad);
+    minKv = Math.min(minKv, e.load.kvUsage ?? 0);
+  }
+  // No usable replica is not saturation: the dispatcher answers that with a 503 at once.
+  if (replicas === 0) return null;
+  inflight += inTransit;
+  waiting += inTransit;
+  if (fresh === 0) {
+    const limit = cfg.stale_inflight_per_replica * replicas;
+    return inflight >= limit ? `${inflight} requests in flight on ${replicas} replicas with stale metrics (limit ${limit})` : null;
+  }
+  const limit = cfg.target_waiting_per_replica * fresh;
+  if (waiting > limit) return `${Math.round(waiting)} waiting in the engines of ${fresh} replicas (target ${limit})`;
+  if (fresh === replicas && minKv >= cfg.kv_ceiling) return `KV cache ${Math.round(minKv * 100)}% full on every replica (ceiling ${Math.round(cfg.kv_ceiling * 100)}%)`;
+  return null;
+}
