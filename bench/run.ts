@@ -6,6 +6,8 @@ import { machineInfo, type Suite } from './harness.js';
 const suites: Record<string, () => Promise<Suite>> = {
   runtime: async () => (await import('./runtime.js')).suite,
   pick: async () => (await import('./pick.js')).suite,
+  overhead: async () => (await import('./overhead.js')).suite,
+  quality: async () => (await import('./quality.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {
