@@ -208,8 +208,8 @@ function report(workload: ChatWorkload, results: Map<Policy, PolicyResult>): voi
     '  engines, delta over the run. req/s, tok/s: completed requests and output tokens per second, first request → last answer.',
     '×: improvement over round-robin (×mean, ×p90: round-robin TTFT / this TTFT; above 1 is better everywhere).',
     'Same offered load for every policy: throughput differs only if a policy could not keep up (its queue drained after the arrivals).',
-    'Near saturation TTFT is touchy: two runs of one policy (round-robin proxy vs llmgw while llmgw round-robins) differed by',
-    '  up to ~1.5× in p90 TTFT on this machine. Read ratios under ~2× as noise; rerun before believing one.',
+    'Near saturation TTFT is touchy: two runs of the same policy differed by up to ~1.5× in p90 TTFT on this machine.',
+    '  Read ratios under ~2× as noise; rerun before believing one.',
   ];
   for (const [p, r] of results) {
     const f = figures.get(p)!;
