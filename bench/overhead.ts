@@ -12,7 +12,7 @@ import { assertAlive, launchNode, stopAll, type Launched } from './load/processe
 import { summarize, type RunSummary } from './load/stats.js';
 
 const MODEL = 'bench-model';
-/** A small chat request, like the body platform.md's baselines were measured with. */
+/** A small chat request, like the body the wrk baselines below were measured with. */
 const MESSAGES = [
   { role: 'system', content: 'You are a terse assistant.' },
   { role: 'user', content: 'Is the sky blue? Answer in one word.' },
@@ -106,7 +106,7 @@ async function run(): Promise<void> {
         `×: over the direct path. c=${HIGH_C} req/s: successful requests/s with ${HIGH_C} connections in a closed loop (budget: ≥ 10,000 with p99 < 20 ms).`,
         'The load generator is a Node process on the same 2 cores: it, the proxy and the upstream compete for CPU, so c=32',
         '  figures are a floor of what each path sustains, comparable only within this run.',
-        'platform.md (wrk, static nginx upstream) for scale: nginx adds 0.03/0.07 ms, a bare Node+undici proxy 0.23/1–3 ms;',
+        'Measured earlier on this kind of machine with wrk and a static nginx upstream, for scale: nginx adds 0.03/0.07 ms, a bare Node+undici proxy 0.23/1–3 ms;',
         '  c=32: direct 106k, nginx 31k, bare Node 12.4k req/s.',
         ...notes.map((n) => `errors — ${n}`),
       ].join('\n'),

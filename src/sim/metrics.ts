@@ -1,5 +1,5 @@
 // The simulated engine's /metrics, with the real engines' names, labels and buckets
-// (reference/engines.md §1 and §5), because the router reads them exactly as it would
+// (vLLM's and SGLang's documented names), because the router reads them exactly as it would
 // read a real fleet's. One prom-client Registry per engine: several engines may live in
 // one process (or one worker thread) and must not share the global registry.
 //

@@ -1,5 +1,5 @@
 // Shard specs to build the cases from. GPU classes and compute capabilities are the ones
-// nvidia-smi reports for these cards (reference/engines.md §6).
+// nvidia-smi reports for these cards.
 import type { LaunchOptions, ShardGpu, ShardSpec } from '../../../src/agent/engines/index.js';
 
 export const h100 = (index: number): ShardGpu => ({ index, class: 'h100-80g', computeCapability: '9.0' });
