@@ -74,6 +74,7 @@ export function createAdminPort(opts: AdminPortOptions): Server {
               consecutiveFailures: e.health.consecutiveFailures,
               blocked: e.health.blocked(now),
               load: e.load,
+              batchCapacity: e.batchCapacity,
               loadAgeMs: e.loadAt === null ? null : now - e.loadAt,
               loadError: e.loadError,
             })),

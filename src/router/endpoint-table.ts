@@ -24,6 +24,12 @@ export interface EndpointState extends EndpointSpec {
   loadError: string | null;
   /** `inflight` when the load was scraped: what was sent since is not in the engine's count yet. */
   inflightAtLoad: number;
+  /**
+   * How many requests the engine runs at once, learnt from a scrape that showed it
+   * queueing (its running count then is its batch limit, by max_num_seqs or KV); null
+   * until it has queued once.
+   */
+  batchCapacity: number | null;
   /** Requests this process has in flight to the endpoint: always current, unlike scraped metrics. */
   inflight: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
@@ -61,6 +67,7 @@ export class EndpointTable {
       loadAt: null,
       loadError: null,
       inflightAtLoad: 0,
+      batchCapacity: null,
       inflight: 0,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
@@ -115,6 +122,7 @@ export class EndpointTable {
       e.load = probe.load;
       e.loadAt = probe.at;
       e.inflightAtLoad = e.inflight;
+      if (probe.load.waiting > 0 && probe.load.running > 0) e.batchCapacity = probe.load.running;
       e.loadError = null;
     } else {
       e.loadError = probe.loadError;

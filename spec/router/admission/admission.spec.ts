@@ -50,6 +50,16 @@ test('requests sent since the scrape count as waiting once an engine queues; unu
   assert.is(saturation(eps, CFG, NOW, STALE), null, 'no usable replica is a 503 for the dispatcher, not a queue');
 });
 
+test('once an engine was seen queueing, a burst is counted against its batch capacity at once', () => {
+  const { eps } = tableOf(1, () => fresh(0));
+  eps[0]!.load = { waiting: 0, running: 1, kvUsage: 0.2 };
+  eps[0]!.inflight = eps[0]!.inflightAtLoad = 1;
+  eps[0]!.inflight += 6; // a burst since the scrape
+  assert.is(saturation(eps, CFG, NOW, STALE), null, 'capacity unknown: the engine had free slots, trust it');
+  eps[0]!.batchCapacity = 4;
+  assert.match(saturation(eps, CFG, NOW, STALE) ?? '', /3 waiting in the engines of 1 replicas \(target 2\)/, '1 running + 6 sent − 4 slots');
+});
+
 test('not saturated: admitted at once; saturated: queued, then released highest band first as room appears', async () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   const a = new Admission('m', table, CFG, STALE);

@@ -1,0 +1,193 @@
+// Admission control end to end: a real server in front of a real simulated engine that
+// runs two sequences at a time, flooded with bronze requests.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { request } from 'undici';
+import { startProcess, type Started } from '../../support/process.js';
+import { until } from '../../support/until.js';
+
+const test = suite('admission e2e: bands, queueing, shedding, timeouts (real processes)');
+
+let sim: Started;
+let server: Started;
+let open: Started;
+let url: string;
+let admin: string;
+let openUrl: string;
+let openAdmin: string;
+
+interface BandStats {
+  band: string;
+  queued: number;
+  admitted: number;
+  shed: number;
+  timedOut: number;
+  cancelled: number;
+}
+async function bands(base = admin): Promise<Map<string, BandStats>> {
+  const body = (await (await request(`${base}/admin/v1/admission`)).body.json()) as { models: { model: string; bands: BandStats[] }[] };
+  return new Map(body.models.find((m) => m.model === 'm')!.bands.map((b) => [b.band, b]));
+}
+async function usage(base = admin): Promise<{ id: string; band: string | null; status: number; queueMs: number; error: string | null }[]> {
+  return ((await (await request(`${base}/admin/v1/usage?limit=1000`)).body.json()) as { recent: never[] }).recent;
+}
+
+interface Reply {
+  status: number;
+  body: string;
+  retryAfter: string | undefined;
+  doneAt: number;
+}
+function send(headers: Record<string, string>, maxTokens: number, base = url, signal?: AbortSignal): Promise<Reply> {
+  return request(`${base}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ model: 'm', prompt: 'tell me more', max_tokens: maxTokens }),
+    ...(signal ? { signal } : {}),
+  }).then(async (r) => ({ status: r.statusCode, body: await r.body.text(), retryAfter: r.headers['retry-after'] as string | undefined, doneAt: performance.now() }));
+}
+const bronze = (n: number, maxTokens = 150): Promise<Reply>[] => Array.from({ length: n }, () => send({ 'x-llmgw-priority': 'bronze' }, maxTokens));
+
+function config(admission: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'llmgw-admission-'));
+  const path = join(dir, 'llmgw.yaml');
+  writeFileSync(
+    path,
+    `listen: "127.0.0.1:0"
+admin_listen: "127.0.0.1:0"
+log_level: error
+router:
+  poll_interval_ms: 25
+  profiles:
+    - name: nightly
+      scorers: { inflight: 1 }
+      band: bronze
+  admission:
+${admission}
+models:
+  - name: m
+endpoints:
+  - { id: e, url: "${sim.match[1]}", models: [m] }
+`,
+  );
+  return path;
+}
+
+test.before(async () => {
+  sim = await startProcess(['run', '--role=sim', '--listen', '127.0.0.1:0', '--model', 'm', '--speed', '2', '--max-num-seqs', '2'], { waitFor: /listening on (http:\S+)/ });
+  const on = config(`    priority_header: true
+    target_waiting_per_replica: 1
+    max_queued: 12
+    bands:
+      - { name: platinum }
+      - { name: gold, queue_timeout_ms: 150 }
+      - { name: silver }
+      - { name: bronze }`);
+  const off = config('    enabled: false');
+  [server, open] = await Promise.all([
+    startProcess(['run', '--role=server', '--config', on], { waitFor: /listening on (\S+) \(admin (\S+)\)/ }),
+    startProcess(['run', '--role=server', '--config', off], { waitFor: /listening on (\S+) \(admin (\S+)\)/ }),
+  ]);
+  [url, admin] = [server.match[1]!, server.match[2]!];
+  [openUrl, openAdmin] = [open.match[1]!, open.match[2]!];
+  // The router learns the engine's batch capacity the first time it sees it queue; until
+  // then a burst reaches the engine whole. Teach it once.
+  const warmup = Array.from({ length: 6 }, () => send({}, 60));
+  await until(async () => {
+    const eps = (await (await request(`${admin}/admin/v1/endpoints`)).body.json()) as { batchCapacity: number | null }[];
+    return eps[0]!.batchCapacity === 2;
+  }, 'the batch capacity learnt');
+  await Promise.all(warmup);
+});
+
+test.after(async () => {
+  await Promise.all([server?.stop(), open?.stop(), sim?.stop()]);
+});
+
+test('band: the routing profile first, then the priority header, then the default; an unknown band is a 400', async () => {
+  const replies = await Promise.all([
+    send({ 'x-llmgw-profile': 'nightly', 'x-llmgw-priority': 'platinum', 'x-request-id': 'by-profile' }, 1),
+    send({ 'x-llmgw-priority': 'platinum', 'x-request-id': 'by-header' }, 1),
+    send({ 'x-request-id': 'by-default' }, 1),
+    send({ 'x-llmgw-priority': 'diamond', 'x-request-id': 'unknown' }, 1),
+  ]);
+  assert.equal(replies.map((r) => r.status), [200, 200, 200, 400]);
+  assert.match(replies[3]!.body, /x-llmgw-priority: 'diamond' is not a band; have: platinum, gold, silver, bronze/);
+  await until(async () => (await usage()).filter((u) => u.id.startsWith('by-')).length === 3, 'usage records');
+  const byId = new Map((await usage()).map((u) => [u.id, u.band]));
+  assert.equal([byId.get('by-profile'), byId.get('by-header'), byId.get('by-default')], ['bronze', 'platinum', 'silver']);
+});
+
+test('under a bronze flood, platinum jumps the queue; when the flood stops every queued bronze request completes', async () => {
+  const flood = bronze(14);
+  await until(async () => (await bands()).get('bronze')!.queued >= 6, 'bronze queueing');
+  const queuedAhead = (await bands()).get('bronze')!.queued;
+  const platinum = await send({ 'x-llmgw-priority': 'platinum' }, 5);
+  assert.is(platinum.status, 200);
+  const done = await Promise.all(flood);
+  for (const r of done) assert.is(r.status, 200, r.body);
+  const after = done.filter((r) => r.doneAt > platinum.doneAt).length;
+  assert.ok(after >= queuedAhead - 2, `${after} of ${queuedAhead} queued bronze requests finished after the platinum one`);
+  const b = await bands();
+  assert.is(b.get('bronze')!.queued, 0, 'none left waiting while capacity is free');
+});
+
+test('a full room sheds the lowest band first, with 429 and Retry-After', async () => {
+  const flood = bronze(16);
+  await until(async () => (await bands()).get('bronze')!.queued >= 12, 'the room full of bronze');
+  const gold = send({ 'x-llmgw-priority': 'silver' }, 1);
+  const replies = await Promise.all(flood);
+  const shed = replies.filter((r) => r.status === 429);
+  assert.ok(shed.length >= 1, 'bronze was shed');
+  assert.is(shed[0]!.retryAfter, '1');
+  const err = JSON.parse(shed[shed.length - 1]!.body) as { error: { message: string; type: string } };
+  assert.is(err.error.type, 'rate_limit_error');
+  assert.ok(replies.some((r) => /shed to make room for a silver request/.test(r.body)), 'one made way for the silver request');
+  assert.is((await gold).status, 200);
+});
+
+test('a request that waits past its band timeout gets a 503 with Retry-After', async () => {
+  const flood = bronze(6, 400);
+  await until(async () => (await bands()).get('bronze')!.queued >= 2, 'saturated');
+  const gold = await send({ 'x-llmgw-priority': 'gold' }, 1);
+  assert.is(gold.status, 503, gold.body);
+  assert.match(gold.body, /waited \d+ ms for capacity on 'm' \(gold band limit 150 ms\)/);
+  assert.is(gold.retryAfter, '1');
+  await Promise.all(flood);
+  assert.is((await bands()).get('gold')!.timedOut, 1);
+});
+
+test('a client that disconnects while queued leaves the queue at once', async () => {
+  const flood = bronze(6, 400);
+  await until(async () => (await bands()).get('bronze')!.queued >= 2, 'saturated');
+  const before = (await bands()).get('silver')!;
+  const ac = new AbortController();
+  const leaving = send({ 'x-llmgw-priority': 'silver' }, 1, url, ac.signal).catch((e: Error) => e);
+  await until(async () => (await bands()).get('silver')!.queued === before.queued + 1, 'queued');
+  ac.abort();
+  await leaving;
+  await until(async () => {
+    const s = (await bands()).get('silver')!;
+    return s.queued === before.queued && s.cancelled === before.cancelled + 1;
+  }, 'left the queue');
+  await Promise.all(flood);
+});
+
+test('admission disabled is a pass-through: everything goes to the engine at once, which queues it', async () => {
+  const status = (await (await request(`${openAdmin}/admin/v1/admission`)).body.json()) as { enabled: boolean };
+  assert.is(status.enabled, false);
+  const flood = Array.from({ length: 8 }, () => send({ 'x-llmgw-priority': 'bronze' }, 150, openUrl));
+  await until(async () => {
+    const text = await (await request(`${sim.match[1]}/metrics`)).body.text();
+    return Number(/^vllm:num_requests_waiting\{[^}]*\} (\S+)$/m.exec(text)?.[1]) >= 5;
+  }, 'the engine queueing the flood itself');
+  for (const r of await Promise.all(flood)) assert.is(r.status, 200);
+  const records = await usage(openAdmin);
+  assert.ok(records.length >= 8 && records.every((u) => u.band === null && u.queueMs === 0));
+});
+
+test.run();
