@@ -1,4 +1,5 @@
 import type { ShardSpec } from '../agent/engines/index.js';
+import type { SerializedError } from '../errors.js';
 import type { Ask } from '../runtime/protocol.js';
 
 /**
@@ -52,13 +53,21 @@ export interface StartShardReply {
 }
 
 /**
+ * A request the supervisor may refuse (an invalid spec, a conflict, an unknown id). A
+ * refusal is an answer, not a failure: a handler that threw would crash the actor,
+ * and a restart of the one actor holding the node's engines is not a way to say no.
+ * `ok` is the discriminant.
+ */
+export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: SerializedError };
+
+/**
  * Protocol of the process supervisor (worker thread `agent`): the one actor that holds
  * the node's engine processes. `start` and `stop` answer at once with the status they
  * set off; every later transition goes to the subscribers as a `shard-event`.
  */
 export type SupervisorMsg =
-  | ({ type: 'start'; id: string; spec: ShardSpec } & Ask<StartShardReply>)
-  | ({ type: 'stop'; id: string } & Ask<ShardStatus>)
+  | ({ type: 'start'; id: string; spec: ShardSpec } & Ask<Outcome<StartShardReply>>)
+  | ({ type: 'stop'; id: string } & Ask<Outcome<ShardStatus>>)
   | ({ type: 'list' } & Ask<ShardStatus[]>)
   | { type: 'subscribe'; subscriber: string };
 

@@ -13,7 +13,6 @@ spec.after.each(async (ctx) => {
   await ctx.h.cleanup();
 });
 
-spec.after(() => reaped(Harness.everSeen));
 
 /** A supervisor running one ready engine `eng`; returns its port and process group. */
 async function readyEngine(ctx: { h: Harness }): Promise<{ port: number; pgid: number }> {
@@ -115,6 +114,10 @@ spec('a record from before a reboot matches nothing and signals nothing', async 
   // Not signalled as a recorded process; the orphan scan, which reads its environment
   // (not the record), is what finds this one.
   assert.equal(ctx.h.recovery.orphanGroups, [pgid]);
+});
+
+spec('no process outlives the suite: kill(-pgid, 0) finds no group any spec started', async () => {
+  await reaped(Harness.everSeen);
 });
 
 spec.run();

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { LaunchOptions, ShardSpec } from '../../../src/agent/engines/index.js';
-import { Supervisor, findOrphans, groupAlive, signalGroup, type Recovery, type SupervisorTiming } from '../../../src/agent/supervisor/index.js';
+import { Supervisor, findOrphans, groupAlive, type Recovery, type SupervisorTiming } from '../../../src/agent/supervisor/index.js';
 import type { ShardEvent, ShardState, ShardStatus } from '../../../src/messages/agent.js';
 import { until } from '../../support/until.js';
 
@@ -94,6 +94,7 @@ export class Harness {
   sup!: Supervisor;
   recovery!: Recovery;
   private readonly seen = new Set<number>();
+  private cleaned = false;
   /** Every group any harness saw: `reaped` checks them once per suite (reaping by init is slow here). */
   static readonly everSeen = new Set<number>();
 
@@ -161,6 +162,7 @@ export class Harness {
     for (const g of pgids) {
       this.seen.add(g);
       Harness.everSeen.add(g);
+      trackGroup(g);
     }
   }
 
@@ -170,11 +172,13 @@ export class Harness {
    * killed, then reported, so one failing spec cannot leak into the next.
    */
   async cleanup(): Promise<void> {
+    if (this.cleaned) return;
+    this.cleaned = true;
     await this.sup.stopAll();
     await this.sup.release();
     const leftovers = [...this.seen].filter((g) => groupAlive(g));
     const orphans = findOrphans(resolve(this.stateDir), new Set());
-    for (const g of new Set([...leftovers, ...orphans.map((o) => o.pgid)])) signalGroup(g, 'SIGKILL');
+    killGroups(new Set([...leftovers, ...orphans.map((o) => o.pgid)]));
     rmSync(this.dir, { recursive: true, force: true });
     if (leftovers.length > 0 || orphans.length > 0) {
       throw new Error(`processes outlived the spec: groups ${leftovers.join(', ')}; orphans ${JSON.stringify(orphans)}`);
@@ -182,12 +186,36 @@ export class Harness {
   }
 }
 
+// Groups still running when the spec process exits (a spec that failed half-way, uvu
+// giving up on a suite) are killed, so no engine outlives the run holding a port.
+const tracked = new Set<number>();
+process.on('exit', () => killGroups(tracked));
+
+/** Registers a process group a spec started, for the exit-time safety net. */
+export function trackGroup(pgid: number): void {
+  tracked.add(pgid);
+}
+
+/** SIGKILL to each group with the raw syscall, not through the code under test. */
+export function killGroups(pgids: Iterable<number>): void {
+  for (const g of pgids) {
+    try {
+      process.kill(-g, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /**
- * The last word on leaks, with the raw syscall: waits until `kill(-pgid, 0)` fails with
- * ESRCH for every group, i.e. even the zombies have been reaped (by init, which may take
- * a second here), and fails the spec if any group still has a member.
+ * The last word on leaks, run as a suite's last test: any group with a living member is
+ * killed and reported, and then `kill(-pgid, 0)` must fail with ESRCH for every group,
+ * i.e. even the zombies have been reaped (by init, which may take a second here).
  */
 export async function reaped(pgids: Iterable<number>, timeoutMs = 5_000): Promise<void> {
+  const all = [...new Set(pgids)];
+  const living = all.filter((g) => groupAlive(g));
+  killGroups(living);
   const esrch = (g: number): boolean => {
     try {
       process.kill(-g, 0);
@@ -196,5 +224,6 @@ export async function reaped(pgids: Iterable<number>, timeoutMs = 5_000): Promis
       return (err as NodeJS.ErrnoException).code === 'ESRCH';
     }
   };
-  for (const g of new Set(pgids)) await until(() => esrch(g), `kill(-${g}, 0) failing with ESRCH`, timeoutMs);
+  for (const g of all) await until(() => esrch(g), `kill(-${g}, 0) failing with ESRCH`, timeoutMs);
+  if (living.length > 0) throw new Error(`process groups outlived their specs: ${living.join(', ')}`);
 }

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { groupAlive, readFingerprint, signalGroup, spawnGroup, stopGroup } from '../../../src/agent/supervisor/index.js';
 import { until } from '../../support/until.js';
-import { fixture, reaped, tempDir } from './helpers.js';
+import { fixture, reaped, tempDir, trackGroup } from './helpers.js';
 
 const groups: number[] = [];
 /** Running, not merely a zombie waiting for init to reap it. */
@@ -18,22 +18,18 @@ async function startForker(...args: string[]): Promise<{ pid: number; grandchild
   closeSync(fd);
   child.unref();
   groups.push(child.pid!);
+  trackGroup(child.pid!);
   let m: RegExpMatchArray | null = null;
   await until(() => (m = /pid=(\d+) grandchild=(\d+)/.exec(readFileSync(out, 'utf8'))) !== null, 'forker printed its pids');
   return { pid: Number(m![1]), grandchild: Number(m![2]), out };
 }
-
-test.after(async () => {
-  for (const g of groups) if (groupAlive(g)) signalGroup(g, 'SIGKILL');
-  await reaped(groups);
-});
 
 test('stop kills the whole process group, the grandchild an engine forked included', async () => {
   const { pid, grandchild } = await startForker();
   assert.ok(pidAlive(grandchild), 'the grandchild runs before the stop');
   const how = await stopGroup(pid, { timeoutMs: 2_000 });
   assert.is(how, 'exited');
-  assert.not.ok(groupAlive(pid), 'kill(-pgid, 0) finds nobody');
+  assert.not.ok(groupAlive(pid), 'no living process is left in the group');
   assert.not.ok(pidAlive(grandchild), 'the grandchild, which would hold GPU memory, is gone');
 });
 
@@ -73,6 +69,10 @@ test('a missing binary is LLMGW_SPAWN_FAILED naming it', async () => {
   } finally {
     closeSync(fd);
   }
+});
+
+test('no process outlives the suite: kill(-pgid, 0) finds no group any spec started', async () => {
+  await reaped(groups);
 });
 
 test.run();

@@ -12,7 +12,6 @@ spec.after.each(async (ctx) => {
   await ctx.h.cleanup();
 });
 
-spec.after(() => reaped(Harness.everSeen));
 
 async function models(port: number): Promise<string[]> {
   const res = await request(`http://127.0.0.1:${port}/v1/models`);
@@ -157,6 +156,10 @@ spec('the same spec again is answered with its status; a different one under a l
   assert.throws(() => ctx.h.sup.start('../etc', s), /shard id/);
   assert.throws(() => ctx.h.sup.start('bad', { ...s, tp: 2 }), (e: { code: string; message: string }) => e.code === 'LLMGW_SHARD_INVALID' && /each node needs 2/.test(e.message));
   await ctx.h.reach('eng', 'ready');
+});
+
+spec('no process outlives the suite: kill(-pgid, 0) finds no group any spec started', async () => {
+  await reaped(Harness.everSeen);
 });
 
 spec.run();

@@ -3,7 +3,7 @@
 // gives it one thread and one message at a time; this class holds no thread logic, so
 // specs drive it directly with real processes.
 import { resolve } from 'node:path';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import { LlmgwError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import type { ShardEvent, ShardStatus, StartShardReply } from '../../messages/agent.js';
@@ -44,7 +44,7 @@ export class Supervisor {
   /** The final status of shards that failed, kept for the operator until stopped or replaced. */
   private readonly failed = new Map<string, ShardStatus>();
   private readonly state: StateDir;
-  private readonly http: Dispatcher;
+  private readonly http: Agent;
   private readonly bootId = bootId();
   private readonly stateDir: string;
 
@@ -116,7 +116,7 @@ export class Supervisor {
   async release(): Promise<void> {
     for (const run of this.runs.values()) run.release();
     this.runs.clear();
-    await this.http.close();
+    if (!this.http.closed) await this.http.close();
   }
 
   private deps(id: string): ConstructorParameters<typeof ShardRun>[3] {
