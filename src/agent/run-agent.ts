@@ -43,6 +43,7 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
           healthIntervalMs: config.health_interval_ms,
           settleMs: config.settle_ms,
           watchIntervalMs: config.watch_interval_ms,
+          drainGraceMs: config.drain_grace_ms,
         },
         outputLines: config.output_lines,
         subscribers: [],

@@ -44,7 +44,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Short enough that every spec takes well under a second or two; long enough for a loaded 2-core box. */
-export const TIMING: SupervisorTiming = { stopTimeoutMs: 2_000, readyTimeoutMs: 8_000, healthIntervalMs: 25, settleMs: 150, watchIntervalMs: 25 };
+export const TIMING: SupervisorTiming = { stopTimeoutMs: 2_000, readyTimeoutMs: 8_000, healthIntervalMs: 25, settleMs: 150, watchIntervalMs: 25, drainGraceMs: 5_000 };
 
 /** A single-node vLLM shard on one (pretend) H100, serving on loopback. */
 export function engineSpec(httpPort: number, over: Partial<ShardSpec> = {}): ShardSpec {

@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OutputLog, canTransition, isTerminal, judgeLeftover, parseLeftover, parseProcStat, type ProcessFingerprint } from '../../../src/agent/supervisor/index.js';
 import { buildLaunch } from '../../../src/agent/engines/index.js';
+import { sumGauges } from '../../../src/agent/supervisor/drain.js';
 import { engineSpec, tempDir } from './helpers.js';
 
 test('/proc/<pid>/stat is read from the last parenthesis: a command name may contain ") ("', () => {
@@ -68,6 +69,20 @@ test('adoption: whole and matching is adopted; a reused pid is never killed; an 
 
   const otherBoot = judgeLeftover(parseLeftover('s', record()), 'boot-b', read(fp));
   assert.equal(otherBoot.kind === 'discard' && otherBoot.kill, [], 'start times from another boot identify nothing');
+});
+
+test('requests in flight are the running and waiting gauges summed over their labels; none listed means unknown', () => {
+  const text = [
+    '# HELP vllm:num_requests_running Number of requests in model execution batches.',
+    '# TYPE vllm:num_requests_running gauge',
+    'vllm:num_requests_running{engine="0",model_name="llama"} 2',
+    'vllm:num_requests_running{engine="1",model_name="llama"} 1',
+    'vllm:num_requests_waiting{engine="0",model_name="llama"} 4',
+    'vllm:num_requests_running_total 99',
+  ].join('\n');
+  assert.is(sumGauges(text, ['vllm:num_requests_running', 'vllm:num_requests_waiting']), 7);
+  assert.is(sumGauges('sglang:num_running_reqs 0\nsglang:num_queue_reqs 0\n', ['sglang:num_running_reqs', 'sglang:num_queue_reqs']), 0);
+  assert.is(sumGauges('other 1\n', ['vllm:num_requests_running']), null);
 });
 
 test.run();

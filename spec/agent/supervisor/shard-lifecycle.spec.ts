@@ -120,6 +120,30 @@ spec('stop drains, stops every group of the shard, sidecars included, and remove
   assert.equal(ctx.h.sup.list(), [], 'a stopped shard is forgotten');
 });
 
+spec('stopping a ready shard lets its requests in flight finish before the engine is signalled', async (ctx) => {
+  ctx.h = await new Harness().open();
+  const port = await freePort();
+  ctx.h.sup.start('eng', engineSpec(port, { env: { FAKE_VLLM_SPEED: '4' } }));
+  await ctx.h.reach('eng', 'ready');
+  const res = await request(`http://127.0.0.1:${port}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'llama-3.1-8b', prompt: 'Tell me a long story', max_tokens: 80, stream: true, ignore_eos: true }),
+  });
+  const body = res.body[Symbol.asyncIterator]();
+  await body.next(); // the first chunk: the request is in flight now
+
+  const { done } = ctx.h.sup.stop('eng');
+  let text = '';
+  for (let c = await body.next(); !c.done; c = await body.next()) text += String(c.value);
+  const finished = Date.now();
+  const final = await done;
+  assert.match(text, /data: \[DONE\]\s*$/, 'the request ran to its end, not cut by the stop');
+  assert.is(final.state, 'stopped');
+  assert.is(final.reason, null, 'nothing was left when the engine was signalled');
+  assert.ok(ctx.h.events.find((e) => e.state === 'stopped')!.at >= finished);
+});
+
 spec('stop during the rendezvous wait cancels the start: nothing is started afterwards', async (ctx) => {
   ctx.h = await new Harness().open();
   ctx.h.sup.start('rank1', rayRankSpec(1, await freePort(), await freePort()));

@@ -11,6 +11,7 @@ export interface AgentConfig {
   readonly state_dir: string;
   readonly log_level: LogLevel;
   readonly stop_timeout_ms: number;
+  readonly drain_grace_ms: number;
   readonly rendezvous_timeout_ms: number;
   readonly ready_timeout_ms: number;
   readonly health_interval_ms: number;
@@ -39,6 +40,7 @@ export const agentConfigSchema: SchemaNode = object(
     }),
     log_level: { type: 'string', description: 'Log level.', enum: [...LOG_LEVELS], default: 'info' },
     stop_timeout_ms: ms('How long a process group gets after SIGTERM before SIGKILL, in ms (engines free GPU memory on the way out).', 60_000),
+    drain_grace_ms: ms('How long stopping a ready shard waits for its in-flight requests to finish before signalling it, in ms.', 30_000),
     rendezvous_timeout_ms: ms("How long a worker rank waits for its leader's rendezvous address to accept connections, in ms.", DEFAULT_LAUNCH_OPTIONS.rendezvousTimeoutMs),
     ready_timeout_ms: ms('How long the leader may take to list the served name in /v1/models once started, in ms (a 70B model loads for minutes).', 1_800_000),
     health_interval_ms: ms('Between readiness probes of a loading engine, in ms.', 2_000),

@@ -15,6 +15,7 @@ import { spawnGroup, stopGroup } from './process-group.js';
 import { probeServedModel } from './readiness.js';
 import { waitForListener } from './rendezvous.js';
 import { AdoptedProcess, SpawnedProcess, type ShardProcess } from './shard-process.js';
+import { drainRequests } from './drain.js';
 import { canTransition } from './shard-state.js';
 import { STATE_VERSION, type StateDir } from './state-file.js';
 
@@ -29,6 +30,8 @@ export interface SupervisorTiming {
   readonly settleMs: number;
   /** Between liveness checks of adopted processes (not our children, so nobody tells us they exited). */
   readonly watchIntervalMs: number;
+  /** How long a stop waits for the leader's in-flight requests to finish before signalling. */
+  readonly drainGraceMs: number;
 }
 
 export interface ShardRunDeps {
@@ -53,7 +56,7 @@ export class ShardRun {
   private lifecycle: Promise<void> = Promise.resolve();
   /** Set once the shard is being stopped or failed; resolves when it is terminal. */
   private ending: Promise<void> | undefined;
-  readonly output: OutputLog;
+  private readonly output: OutputLog;
 
   constructor(
     readonly id: string,
@@ -83,30 +86,28 @@ export class ShardRun {
   }
 
   /**
-   * Draining, then every process group stopped (the engine first, then its sidecars),
-   * then `stopped`: or `failed` when a group survives SIGKILL. Draining is reported
-   * before this returns; the promise resolves when the shard is terminal.
+   * Draining (a ready leader finishes its in-flight requests, within the grace period),
+   * then every process group stopped (the engine first, then its sidecars), then
+   * `stopped`: or `failed` when a group survives SIGKILL. Draining is reported before
+   * this returns; the promise resolves when the shard is terminal.
    */
   stop(): Promise<void> {
     if (this.ending) return this.ending;
+    const wasReady = this.current === 'ready';
     this.transition('draining');
     this.ending = (async () => {
       await this.halt();
+      const cut = wasReady ? await this.drain() : null;
       const problems = await this.stopProcesses();
       this.deps.state.remove(this.id);
       if (problems.length > 0) {
         this.transition('failed', problems.join('; '), this.output.tail());
       } else {
         this.output.remove();
-        this.transition('stopped');
+        this.transition('stopped', cut);
       }
     })();
     return this.ending;
-  }
-
-  /** Resolves once the shard is terminal (immediately for a live shard nobody stops). */
-  get ended(): Promise<void> {
-    return this.ending ?? Promise.resolve();
   }
 
   /**
@@ -211,6 +212,20 @@ export class ShardRun {
       this.transition('failed', [reason, ...problems].join('; '), tail);
     })();
     return this.ending;
+  }
+
+  /** Waits for the leader's requests in flight; returns what the grace period cut, if anything. */
+  private async drain(): Promise<string | null> {
+    const check = this.launch.healthCheck;
+    if (check === null) return null; // a worker rank serves no requests of its own
+    return drainRequests({
+      engine: this.spec.engine,
+      check,
+      dispatcher: this.deps.http,
+      graceMs: this.deps.timing.drainGraceMs,
+      pollMs: this.deps.timing.healthIntervalMs,
+      progress: (what) => (this.reason = what),
+    });
   }
 
   /** Cancels the start sequence or readiness wait and lets it unwind. */

@@ -15,6 +15,7 @@ import { findOrphans, SHARD_ENV, STATE_DIR_ENV } from './orphan-scan.js';
 import { OutputLog } from './output-log.js';
 import { stopGroup } from './process-group.js';
 import { ShardRun, type SupervisorTiming } from './shard-run.js';
+import { isTerminal } from './shard-state.js';
 import { assertShardId, StateDir, type Leftover } from './state-file.js';
 
 export interface SupervisorOptions {
@@ -133,7 +134,7 @@ export class Supervisor {
 
   private onEvent(event: ShardEvent): void {
     const run = this.runs.get(event.id);
-    if (event.state === 'stopped' || event.state === 'failed') {
+    if (isTerminal(event.state)) {
       this.runs.delete(event.id);
       if (event.state === 'failed' && run !== undefined) this.failed.set(event.id, run.status());
     }
