@@ -1,6 +1,6 @@
 // `llmgw run --role=agent` end to end: the real CLI, its control interface over HTTP, and
 // the sim engine behind the vLLM adapter as the engine it supervises.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -118,6 +118,7 @@ spec('no process outlives the suite: kill(-pgid, 0) finds no group the agents st
   await ctx.agent?.stop();
   for (const o of findOrphans(ctx.stateDir, new Set())) ctx.groups.add(o.pgid);
   await reaped(ctx.groups);
+  rmSync(ctx.dir, { recursive: true, force: true });
 });
 
 spec.run();

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -6,18 +6,23 @@ import { loadAgentConfig } from '../../src/agent/config/load.js';
 import type { LlmgwError } from '../../src/errors.js';
 import { tempDir } from './supervisor/helpers.js';
 
+const dir = tempDir('llmgw-agent-config-');
+let files = 0;
+
 function file(text: string): string {
-  const path = join(tempDir('llmgw-agent-config-'), 'agent.yaml');
+  const path = join(dir, `agent-${files++}.yaml`);
   writeFileSync(path, text);
   return path;
 }
+
+test.after(() => rmSync(dir, { recursive: true }));
 
 function problems(text: string): string[] {
   try {
     loadAgentConfig(file(text));
   } catch (err) {
     assert.is((err as LlmgwError).code, 'LLMGW_CONFIG_INVALID');
-    return (err as LlmgwError).message.split('\n').map((l) => l.replace(/^.*agent\.yaml: /, ''));
+    return (err as LlmgwError).message.split('\n').map((l) => l.replace(/^.*agent-\d+\.yaml: /, ''));
   }
   return assert.unreachable('the config was accepted') as never;
 }

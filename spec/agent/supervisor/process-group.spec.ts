@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -7,12 +7,14 @@ import { until } from '../../support/until.js';
 import { fixture, reaped, tempDir, trackGroup } from './helpers.js';
 
 const groups: number[] = [];
+const dir = tempDir();
+let outputs = 0;
 /** Running, not merely a zombie waiting for init to reap it. */
 const pidAlive = (pid: number): boolean => readFingerprint(pid) !== null;
 
 /** Starts forker.mjs in its own group; resolves with its pid, its grandchild's pid and its output path. */
 async function startForker(...args: string[]): Promise<{ pid: number; grandchild: number; out: string }> {
-  const out = join(tempDir(), 'out.log');
+  const out = join(dir, `out-${outputs++}.log`);
   const fd = openSync(out, 'w');
   const child = await spawnGroup({ argv: [process.execPath, fixture('forker.mjs'), ...args], env: {}, outputFd: fd });
   closeSync(fd);
@@ -59,7 +61,7 @@ test('pgid 0 and 1 are refused: kill(-0) is our own group, kill(-1) is everyone'
 });
 
 test('a missing binary is LLMGW_SPAWN_FAILED naming it', async () => {
-  const fd = openSync(join(tempDir(), 'out.log'), 'w');
+  const fd = openSync(join(dir, 'missing-binary.log'), 'w');
   try {
     await spawnGroup({ argv: ['/nonexistent/vllm', 'serve'], env: {}, outputFd: fd });
     assert.unreachable('spawned');
@@ -73,6 +75,7 @@ test('a missing binary is LLMGW_SPAWN_FAILED naming it', async () => {
 
 test('no process outlives the suite: kill(-pgid, 0) finds no group any spec started', async () => {
   await reaped(groups);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test.run();

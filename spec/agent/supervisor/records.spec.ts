@@ -1,6 +1,6 @@
 // The pure parts under the supervisor: reading /proc, the output tail, state files, the
 // state machine's table and the adoption rules, each against the cases that matter.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -16,12 +16,14 @@ test('/proc/<pid>/stat is read from the last parenthesis: a command name may con
 });
 
 test('the output tail keeps the last lines, what a terminal shows of a progress bar, and no line cut by the window', () => {
-  const path = join(tempDir(), 'out.log');
+  const dir = tempDir();
+  const path = join(dir, 'out.log');
   writeFileSync(path, 'a\nb\nLoading 10%\rLoading 50%\rLoading 100%\nc\n');
   assert.equal(new OutputLog(path, 3).tail(), ['b', 'Loading 100%', 'c']);
   writeFileSync(path, 'x'.repeat(70_000) + '\nlast\n');
   assert.equal(new OutputLog(path, 10).tail(), ['last'], 'the line the 64 KiB window cut is dropped, not shown half');
-  assert.equal(new OutputLog(join(tempDir(), 'none.log'), 5).tail(), []);
+  assert.equal(new OutputLog(join(dir, 'none.log'), 5).tail(), []);
+  rmSync(dir, { recursive: true });
 });
 
 test('the state machine allows the lifecycle and adoption, and nothing out of a terminal state', () => {

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -68,6 +69,7 @@ test('the supervisor actor runs on the agent thread, answers at once and reports
 test('no process outlives the suite: kill(-pgid, 0) finds no group any spec started', async () => {
   for (const o of findOrphans(resolve(stateDir), new Set())) groups.push(o.pgid);
   await reaped(groups);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test.run();
