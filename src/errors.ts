@@ -33,8 +33,17 @@ const CODES = {
   LLMGW_QUEUE_TIMEOUT: { status: 503, type: 'server_error' },
   // cli
   LLMGW_ADMIN_UNREACHABLE: { status: 502, type: 'server_error' },
-  // agent: a shard spec the engine launcher refuses (src/agent/engines/validate.ts)
-  LLMGW_SHARD_INVALID: { status: 500, type: 'server_error' },
+  // agent: a shard spec the engine launcher refuses (src/agent/engines/validate.ts). The
+  // caller's fault: on the agent's control port it is a 400, never a retry.
+  LLMGW_SHARD_INVALID: { status: 400, type: 'invalid_request_error' },
+  // agent: a shard id that is live with a different spec; stop it first
+  LLMGW_SHARD_CONFLICT: { status: 409, type: 'invalid_request_error' },
+  // agent: a shard's process could not be started (missing binary, bad permissions)
+  LLMGW_SPAWN_FAILED: { status: 500, type: 'server_error' },
+  // agent: a rendezvous address never accepted a connection within its timeout
+  LLMGW_RENDEZVOUS_TIMEOUT: { status: 504, type: 'server_error' },
+  // agent: a process group still had members after SIGKILL and its grace period
+  LLMGW_PROCESS_SURVIVED: { status: 500, type: 'server_error' },
   // agent: nvidia-smi missing, failing or unreadable; sysfs unreadable
   LLMGW_DISCOVERY_FAILED: { status: 500, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: string }>;

@@ -101,7 +101,8 @@ export function checkConfig(text: string, source: string, env: NodeJS.ProcessEnv
   return { config: deepFreeze(data) as Config, problems: [] };
 }
 
-function readConfigFile(path: string): string {
+/** The text of a config file; LLMGW_CONFIG_UNREADABLE with the reason in plain words. */
+export function readConfigFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {

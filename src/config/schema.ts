@@ -14,7 +14,8 @@ export interface SchemaNode {
   type: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
   properties?: Record<string, SchemaNode>;
   required?: string[];
-  additionalProperties?: false;
+  /** `false`, or the schema of every value of a map keyed by free names (the agent's `fabrics`). */
+  additionalProperties?: false | SchemaNode;
   items?: SchemaNode;
   minItems?: number;
   minLength?: number;
@@ -37,23 +38,23 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export const ENGINE_KINDS = ['vllm', 'sglang'] as const;
 
-function object(description: string, properties: Record<string, SchemaNode>, extra: Partial<SchemaNode> = {}): SchemaNode {
+export function object(description: string, properties: Record<string, SchemaNode>, extra: Partial<SchemaNode> = {}): SchemaNode {
   return { type: 'object', description, additionalProperties: false, properties, ...extra };
 }
 
-function list(description: string, items: SchemaNode, extra: Partial<SchemaNode> = {}): SchemaNode {
+export function list(description: string, items: SchemaNode, extra: Partial<SchemaNode> = {}): SchemaNode {
   return { type: 'array', description, items, ...extra };
 }
 
-function str(description: string, extra: Partial<SchemaNode> = {}): SchemaNode {
+export function str(description: string, extra: Partial<SchemaNode> = {}): SchemaNode {
   return { type: 'string', description, ...extra };
 }
 
-function int(description: string, minimum: number, extra: Partial<SchemaNode> = {}): SchemaNode {
+export function int(description: string, minimum: number, extra: Partial<SchemaNode> = {}): SchemaNode {
   return { type: 'integer', description, minimum, ...extra };
 }
 
-function ms(description: string, defaultMs: number): SchemaNode {
+export function ms(description: string, defaultMs: number): SchemaNode {
   return int(description, 1, { maximum: MAX_TIMER_MS, default: defaultMs });
 }
 

@@ -1,5 +1,3 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { accounting } from '../actors/accounting/accounting.js';
 import { admissionActor } from '../actors/admission/admission-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
@@ -11,7 +9,7 @@ import { createDataPort } from '../dataport/data-port.js';
 import { createLogger, setLogLevel } from '../log.js';
 import type { AccountingMsg } from '../messages/accounting.js';
 import type { AdmissionMsg } from '../messages/admission.js';
-import { parseHostPort, urlFor } from '../net/host-port.js';
+import { drain, listen } from '../net/http-listen.js';
 import { Catalog } from '../router/catalog.js';
 import { Admission } from '../router/admission/admission.js';
 import { admissionMetrics } from '../router/admission/admission-metrics.js';
@@ -166,32 +164,4 @@ async function startPollers(system: ActorSystem, table: EndpointTable, config: C
   // reported (and retried by its poller), not waited for.
   const probes = await Promise.all(pollers.map((p) => p.ask({ type: 'poll-now' }, { timeoutMs: config.router.connect_timeout_ms * 2 + 1_000 })));
   for (const p of probes) if (!p.ready) log.warn('endpoint not ready at start', { endpoint: p.id, reason: p.reason });
-}
-
-function listen(server: Server, address: string, what: string): Promise<string> {
-  const { host, port } = parseHostPort(address, what);
-  return new Promise((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`${what} ${address}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : err.message}`)),
-    );
-    server.listen(port, host, () => {
-      const a = server.address() as AddressInfo;
-      resolve(urlFor(a.address, a.port));
-    });
-  });
-}
-
-/** Stops accepting, closes idle keep-alive connections, waits for the rest up to `graceMs`. */
-function drain(server: Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.closeAllConnections();
-    }, graceMs);
-    timer.unref();
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
 }

@@ -2,7 +2,7 @@ import { Command, Option } from 'clipanion';
 import { LlmgwError } from '../../errors.js';
 import { parseHostPort } from '../../net/host-port.js';
 
-/** `llmgw run --role=server|sim`: one binary, one role per process. */
+/** `llmgw run --role=server|agent|sim`: one binary, one role per process. */
 export class RunCommand extends Command {
   static override paths = [['run']];
   static override usage = Command.Usage({
@@ -10,18 +10,21 @@ export class RunCommand extends Command {
     details: `
       \`--role=server\` runs the data port, the router and the admin port. With no \`--config\` it starts on an embedded default that serves a simulated model, so an OpenAI client gets an answer at once.
 
+      \`--role=agent\` runs the node agent: it supervises this node's engine processes and serves a local control interface (loopback, default 127.0.0.1:4100). Stopping the agent leaves the engines running; the next agent adopts them.
+
       \`--role=sim\` runs one simulated engine that speaks vLLM's OpenAI API and metrics (or SGLang's names with \`--flavor sglang\`).
     `,
     examples: [
       ['Start the server on its embedded default', 'llmgw run --role=server'],
       ['Start the server from a config file', 'llmgw run --role=server --config llmgw.yaml'],
+      ['Start the node agent', 'llmgw run --role=agent --config agent.yaml'],
       ['Start a simulated engine', 'llmgw run --role=sim --listen 127.0.0.1:8001 --model llama-3.1-8b --speed 10'],
     ],
   });
 
-  role = Option.String('--role', { required: true, description: 'server or sim' });
-  config = Option.String('--config', { description: 'server: YAML config file (default: the embedded default)' });
-  listen = Option.String('--listen', { description: 'HOST:PORT to serve on (server: the data port)' });
+  role = Option.String('--role', { required: true, description: 'server, agent or sim' });
+  config = Option.String('--config', { description: 'server: YAML config file (default: the embedded default); agent: agent.yaml (default: all defaults)' });
+  listen = Option.String('--listen', { description: 'HOST:PORT to serve on (server: the data port; agent: the control interface)' });
   adminListen = Option.String('--admin-listen', { description: 'server: HOST:PORT of the admin port' });
   model = Option.String('--model', { description: 'sim: the served model name' });
   speed = Option.String('--speed', { description: 'sim: time factor; 10 runs ten times faster than a real GPU would (default 1)' });
@@ -36,10 +39,12 @@ export class RunCommand extends Command {
       switch (this.role) {
         case 'server':
           return await this.runServer();
+        case 'agent':
+          return await this.runAgent();
         case 'sim':
           return await this.runSim();
         default:
-          throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected server or sim`);
+          throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected server, agent or sim`);
       }
     } catch (err) {
       const e = LlmgwError.from(err);
@@ -51,6 +56,12 @@ export class RunCommand extends Command {
   private async runServer(): Promise<number> {
     const { runServer } = await import('../../server/run-server.js');
     await runServer({ configPath: this.config, listen: this.listen, adminListen: this.adminListen });
+    return await waitForever();
+  }
+
+  private async runAgent(): Promise<number> {
+    const { runAgent } = await import('../../agent/run-agent.js');
+    await runAgent({ configPath: this.config, listen: this.listen });
     return await waitForever();
   }
 

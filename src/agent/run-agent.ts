@@ -1,0 +1,92 @@
+// The agent role: the supervisor actor on its own worker thread, then the local control
+// interface. One per GPU node.
+import { supervisorActor } from '../actors/agent/supervisor-actor.js';
+import { createLogger, setLogLevel } from '../log.js';
+import { drain, listen } from '../net/http-listen.js';
+import { ActorSystem } from '../runtime/index.js';
+import { loadAgentConfig } from './config/load.js';
+import { createControlPort } from './control-port.js';
+
+export interface AgentFlags {
+  configPath?: string | undefined;
+  listen?: string | undefined;
+}
+
+export interface RunningAgent {
+  url: string;
+  close(): Promise<void>;
+}
+
+const log = createLogger('agent');
+const SUPERVISOR = 'supervisor';
+
+/**
+ * Starts the agent. The port opens only after the supervisor has dealt with what a
+ * previous agent left (adopted it, or killed what it could not identify), so the first
+ * caller sees the node as it is.
+ */
+export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
+  const config = loadAgentConfig(flags.configPath, { listen: flags.listen });
+  setLogLevel(config.log_level);
+  // `respawn`: a new thread restarts the supervisor, whose init adopts the engines again.
+  const system = await ActorSystem.start({ threads: [{ name: 'agent', onDeath: 'respawn' }] });
+  try {
+    const supervisor = await system.spawn(supervisorActor, {
+      name: SUPERVISOR,
+      thread: 'agent',
+      args: {
+        stateDir: config.state_dir,
+        launch: { ...config.engines, rendezvousTimeoutMs: config.rendezvous_timeout_ms },
+        timing: {
+          stopTimeoutMs: config.stop_timeout_ms,
+          readyTimeoutMs: config.ready_timeout_ms,
+          healthIntervalMs: config.health_interval_ms,
+          settleMs: config.settle_ms,
+          watchIntervalMs: config.watch_interval_ms,
+          drainGraceMs: config.drain_grace_ms,
+        },
+        outputLines: config.output_lines,
+        subscribers: [],
+      },
+    });
+    // Recovery may stop a few unidentifiable engines, each given stop_timeout_ms.
+    await supervisor.ask({ type: 'list' }, { timeoutMs: Math.max(60_000, config.stop_timeout_ms * 10) });
+    const server = createControlPort({ supervisor, config });
+    const url = await listen(server, config.listen, 'listen');
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        await drain(server, 1_000);
+        // The supervisor's stop lets go of the engines without stopping them (see runAgent).
+        await system.shutdown();
+      })());
+    return { url, close };
+  } catch (err) {
+    await system.shutdown();
+    throw err;
+  }
+}
+
+/**
+ * Runs the agent until SIGTERM or SIGINT. Shutting down closes the control interface and
+ * LEAVES THE ENGINES RUNNING: an agent restart (an upgrade, a crash, a config change)
+ * must not take served traffic down, and the state files let the next agent adopt them.
+ * Stopping engines is the control plane's decision, made through DELETE.
+ */
+export async function runAgent(flags: AgentFlags): Promise<void> {
+  const agent = await startAgent(flags);
+  // One line on stdout that scripts and specs wait for.
+  process.stdout.write(`llmgw agent listening on ${agent.url}\n`);
+  const stop = (signal: string): void => {
+    log.info('signal received; leaving engines running for the next agent to adopt', { signal });
+    agent.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error('shutdown failed', { error: err });
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

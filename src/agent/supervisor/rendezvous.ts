@@ -1,0 +1,45 @@
+// A worker rank cannot join a leader that is not listening yet. Rather than let it spend
+// its own start-up budget retrying, the supervisor holds the command until the
+// rendezvous address accepts a TCP connection, and gives up after the command's timeout
+// so a leader that never comes up fails the shard instead of hanging it.
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WaitFor } from '../engines/index.js';
+import { LlmgwError } from '../../errors.js';
+
+const RETRY_MS = 100;
+
+/** Resolves once `target` accepts a connection; rejects with LLMGW_RENDEZVOUS_TIMEOUT, or with the abort reason. */
+export async function waitForListener(target: WaitFor, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + target.timeoutMs;
+  let last = 'no attempt finished';
+  for (;;) {
+    signal.throwIfAborted();
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const err = await tryConnect(target.host, target.port, Math.min(left, 1_000), signal);
+    if (err === null) return;
+    last = err;
+    await sleep(Math.min(RETRY_MS, Math.max(0, deadline - Date.now())), undefined, { signal });
+  }
+  throw new LlmgwError(
+    'LLMGW_RENDEZVOUS_TIMEOUT',
+    `rendezvous ${target.host}:${target.port} did not accept a connection within ${target.timeoutMs} ms (last attempt: ${last}); is the leader rank running?`,
+    { host: target.host, port: target.port, timeoutMs: target.timeoutMs },
+  );
+}
+
+/** One connection attempt: null when it connected, else why not. */
+function tryConnect(host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, signal });
+    const done = (result: string | null): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done(`no answer within ${timeoutMs} ms`), timeoutMs);
+    socket.once('connect', () => done(null));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+  });
+}
