@@ -50,10 +50,16 @@ async function run(): Promise<void> {
     procs.push(proxy);
     const llmgw = await startLlmgw(llmgwConfig({ model: MODEL, endpoints: [{ id: 'static', url: upstreamUrl }], extra: extraConfigFromEnv() }));
     procs.push(llmgw);
+    // The same server with admission control off: what admission costs when nothing is saturated.
+    const noAdmission = await startLlmgw(
+      llmgwConfig({ model: MODEL, endpoints: [{ id: 'static', url: upstreamUrl }], extra: { router: { admission: { enabled: false } }, ...extraConfigFromEnv() } }),
+    );
+    procs.push(noAdmission);
     const targets: Target[] = [
       { name: 'direct to the engine', url: upstreamUrl },
       { name: 'bare Node+undici proxy', url: proxy.match[1]! },
       { name: 'llmgw', url: llmgw.url },
+      { name: 'llmgw, admission off', url: noAdmission.url },
     ];
     const nginxBin = findNginx();
     if (nginxBin) {

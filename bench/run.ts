@@ -8,6 +8,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   pick: async () => (await import('./pick.js')).suite,
   overhead: async () => (await import('./overhead.js')).suite,
   quality: async () => (await import('./quality.js')).suite,
+  admission: async () => (await import('./admission.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {

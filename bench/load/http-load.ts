@@ -27,6 +27,8 @@ export interface Reply {
 export interface SendOptions {
   /** Keep the body (to read an answer); off, it is dropped as it arrives, to spare the client CPU. */
   keepBody?: boolean;
+  /** Extra request headers (x-llmgw-priority …). */
+  headers?: Record<string, string>;
 }
 
 /** A client for one target URL: keep-alive connections, no pipelining, like a real SDK. */
@@ -46,7 +48,7 @@ export class LoadClient {
     const sample: Sample = { startMs: t0 - this.origin, status: 0, ttftMs: NaN, totalMs: NaN, error: undefined };
     let text: string | undefined;
     try {
-      const res = await this.pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await this.pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json', ...opts.headers }, body });
       sample.status = res.statusCode;
       const chunks: Buffer[] = [];
       await new Promise<void>((resolve, reject) => {

@@ -34,6 +34,7 @@ router:
     default_band: second
     priority_header: true
     target_waiting_per_replica: 1.5
+    reserved_share: 0.3
     kv_ceiling: 0.8
     stale_inflight_per_replica: 16
     max_queued: 40
@@ -112,6 +113,7 @@ test('a config that sets every key is read as written', () => {
       default_band: 'second',
       priority_header: true,
       target_waiting_per_replica: 1.5,
+      reserved_share: 0.3,
       kv_ceiling: 0.8,
       stale_inflight_per_replica: 16,
       max_queued: 40,
@@ -158,6 +160,7 @@ test('every default is filled in, and optional keys stay unset', () => {
       ],
       priority_header: false,
       target_waiting_per_replica: 2,
+      reserved_share: 0.1,
       kv_ceiling: 0.95,
       stale_inflight_per_replica: 64,
       max_queued: 10000,

@@ -223,6 +223,14 @@ const schema: SchemaNode = object(
               minimum: 0,
               default: 2,
             },
+            reserved_share: {
+              type: 'number',
+              description:
+                "Share of each engine's batch slots (learnt when it first queues) that only the first band may fill, so an interactive request finds a free slot under a batch flood instead of waiting for one.",
+              minimum: 0,
+              maximum: 1,
+              default: 0.1,
+            },
             kv_ceiling: { type: 'number', description: 'Saturated when every replica reports KV-cache usage at or above this fraction.', minimum: 0, maximum: 1, default: 0.95 },
             stale_inflight_per_replica: int('While engine metrics are stale: saturated when the router has more than this many requests in flight per replica.', 1, {
               default: 64,

@@ -41,6 +41,7 @@ export interface AdmissionConfig {
   readonly default_band?: string;
   readonly priority_header: boolean;
   readonly target_waiting_per_replica: number;
+  readonly reserved_share: number;
   readonly kv_ceiling: number;
   readonly stale_inflight_per_replica: number;
   readonly max_queued: number;

@@ -155,8 +155,13 @@ export function createDataPort(opts: DataPortOptions): Server {
       const admitted = await queue(admission, band, req, res, record, arrived);
       if (!admitted) return;
     }
-    const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
-    await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived });
+    try {
+      const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
+      await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived });
+    } finally {
+      // Whatever the ending, the request no longer holds capacity: those waiting may go.
+      admission?.finished(band, Date.now());
+    }
   };
 
   const admissionCfg = router.admission;
@@ -178,8 +183,9 @@ export function createDataPort(opts: DataPortOptions): Server {
     const onClose = (): void => left.abort();
     res.on('close', onClose);
     const queuedAt = performance.now();
+    let released: boolean;
     try {
-      await admission.wait(band, Date.now(), left.signal);
+      released = await admission.wait(band, Date.now(), left.signal);
     } catch (err) {
       record.queueMs = performance.now() - queuedAt;
       const e = LlmgwError.from(err);
@@ -190,12 +196,13 @@ export function createDataPort(opts: DataPortOptions): Server {
       res.off('close', onClose);
     }
     record.queueMs = performance.now() - queuedAt;
+    if (released) admission.dispatched();
     if (left.signal.aborted) {
-      // Left the queue at once when the client went away; nobody to answer.
+      // The client went away while queued (or just as it was released): nobody to answer.
+      if (released) admission.finished(band, Date.now());
       finish(record, 499, null, arrived);
       return false;
     }
-    admission.dispatched();
     return true;
   };
 
@@ -302,8 +309,6 @@ export function createDataPort(opts: DataPortOptions): Server {
     record.status = status;
     record.error = error;
     record.durationMs = performance.now() - arrived;
-    // A request of this model ended: capacity may have freed for those waiting.
-    if (record.band !== null && record.modelAsked !== '') opts.admissions?.get(opts.catalog.resolve(record.modelAsked)?.name ?? '')?.release(Date.now());
     try {
       opts.usage(record);
     } catch (err) {

@@ -49,8 +49,10 @@ export async function forward(ep: EndpointState, f: ForwardRequest): Promise<Out
     timedOut = true;
     abort.abort();
   }, f.firstTokenTimeoutMs);
+  const started = Date.now();
   ep.inflight++;
-  ep.health.begin(Date.now());
+  ep.inflightLog.started(started);
+  ep.health.begin(started);
   let ttftMs: number | null = null;
 
   const early = (err: unknown): Outcome => {
@@ -141,6 +143,7 @@ export async function forward(ep: EndpointState, f: ForwardRequest): Promise<Out
   } finally {
     clearTimeout(firstToken);
     ep.inflight--;
+    ep.inflightLog.ended(Date.now());
     res.off('close', onClose);
   }
 }

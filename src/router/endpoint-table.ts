@@ -1,7 +1,15 @@
 import { Pool } from 'undici';
 import type { EndpointProbe } from '../messages/endpoints.js';
 import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint-health.js';
+import { InflightLog } from './inflight-log.js';
 import type { EngineLoad } from './scrape/engine-load.js';
+
+/**
+ * Engines update their gauges once per scheduler step, so a request that reached one just
+ * before a scrape may not be in its counts yet. Requests started this long before a
+ * scrape are treated as not counted by it: an estimate that errs towards busy.
+ */
+const ENGINE_STATS_LAG_MS = 50;
 
 export interface EndpointSpec {
   id: string;
@@ -24,12 +32,16 @@ export interface EndpointState extends EndpointSpec {
   loadError: string | null;
   /** `inflight` when the load was scraped: what was sent since is not in the engine's count yet. */
   inflightAtLoad: number;
+  /** Start and end times of recent requests, to line a scrape up with them. */
+  readonly inflightLog: InflightLog;
   /**
-   * How many requests the engine runs at once, learnt from a scrape that showed it
+   * How many requests the engine runs at once, learnt from scrapes that showed it
    * queueing (its running count then is its batch limit, by max_num_seqs or KV); null
    * until it has queued once.
    */
   batchCapacity: number | null;
+  /** Consecutive scrapes that showed requests waiting. */
+  queuedScrapes: number;
   /** Requests this process has in flight to the endpoint: always current, unlike scraped metrics. */
   inflight: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
@@ -67,7 +79,9 @@ export class EndpointTable {
       loadAt: null,
       loadError: null,
       inflightAtLoad: 0,
+      inflightLog: new InflightLog(),
       batchCapacity: null,
+      queuedScrapes: 0,
       inflight: 0,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
@@ -121,8 +135,13 @@ export class EndpointTable {
     if (probe.load) {
       e.load = probe.load;
       e.loadAt = probe.at;
-      e.inflightAtLoad = e.inflight;
-      if (probe.load.waiting > 0 && probe.load.running > 0) e.batchCapacity = probe.load.running;
+      // In flight when the scrape was taken, not now: what started since (or just before:
+      // the engine may not have counted it yet) is not in the engine's counts, and what
+      // ended since still is.
+      const log = e.inflightLog;
+      e.inflightAtLoad = e.inflight - log.startedSince(probe.at - ENGINE_STATS_LAG_MS) + log.endedSince(probe.at);
+      e.queuedScrapes = probe.load.waiting > 0 ? e.queuedScrapes + 1 : 0;
+      e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes);
       e.loadError = null;
     } else {
       e.loadError = probe.loadError;
@@ -156,4 +175,15 @@ export class EndpointTable {
     }
     this.byModel = byModel;
   }
+}
+
+/**
+ * The engine's batch capacity, from what it ran while requests waited. One scrape can
+ * catch an engine between steps, with new arrivals waiting beside free slots; two in a
+ * row that show waiting requests mean it is full. Never below what it was seen running.
+ */
+function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: number): number | null {
+  if (queuedScrapes >= 2 && load.running > (known ?? 0)) return load.running;
+  if (known !== null && load.running > known) return load.running;
+  return known;
 }

@@ -65,9 +65,9 @@ export class AdmissionQueue {
     this.size++;
   }
 
-  /** Takes the next request to release, or undefined when none waits. */
-  next(now: number): Ticket | undefined {
-    if (this.size === 0) return undefined;
+  /** The band whose head goes next (aging counted), or -1 when none waits. */
+  nextBand(now: number): number {
+    if (this.size === 0) return -1;
     let best = -1;
     let bestRank = Infinity;
     for (let b = 0; b < this.queues.length; b++) {
@@ -79,6 +79,23 @@ export class AdmissionQueue {
         best = b;
       }
     }
+    return best;
+  }
+
+  /** Whether a request waits that goes before a newcomer of `band` (same band, a higher one, or aged past it). */
+  waitingAhead(band: number, now: number): boolean {
+    if (this.size === 0) return false;
+    for (let b = 0; b < this.queues.length; b++) {
+      const head = this.queues[b]![this.heads[b]!];
+      if (head !== undefined && b - Math.floor((now - head.enqueuedAt) / this.agingMs) <= band) return true;
+    }
+    return false;
+  }
+
+  /** Takes the next request to release, or undefined when none waits. */
+  next(now: number): Ticket | undefined {
+    const best = this.nextBand(now);
+    if (best === -1) return undefined;
     const t = this.take(best);
     this.counts[t.band]!.admitted++;
     return t;

@@ -4,6 +4,9 @@ import type { EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { saturation, type Saturation } from './saturation.js';
 
+/** How long after the last first-band request lower bands still keep slots free for it. */
+const TOP_BAND_IDLE_MS = 60_000;
+
 /**
  * Admission control for one model. The data port asks `tryAdmit` on every request: when
  * nothing waits and the engines are not saturated, the answer is yes and costs a loop
@@ -15,6 +18,10 @@ export class Admission {
   readonly queue: AdmissionQueue;
   /** Released but not yet in flight: counted as load so one release does not become many. */
   private inTransit = 0;
+  /** Requests of the first band in flight: lower bands leave as many batch slots free again. */
+  private topInflight = 0;
+  /** When a first-band request was last admitted; -Infinity: never. */
+  private lastTopAt = -Infinity;
 
   constructor(
     readonly model: string,
@@ -25,26 +32,40 @@ export class Admission {
     this.queue = new AdmissionQueue(model, cfg.bands, cfg.aging_ms, cfg.max_queued);
   }
 
-  /** Why the model counts as saturated now, or null. */
-  saturated(now: number): Saturation {
-    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, this.inTransit);
+  /**
+   * Why the model counts as saturated now for a request of `band`, or null. Bands below
+   * the first may not use the reserved share of the engines' batch slots.
+   */
+  saturated(now: number, band = 0): Saturation {
+    // Slots are held back for the first band only while it is in use: a fleet that sees
+    // no platinum traffic gives its lower bands the whole batch.
+    const holdBack = band === 0 || now - this.lastTopAt > TOP_BAND_IDLE_MS ? null : this.topInflight;
+    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack });
   }
 
-  /** True when the request may go now (and it is counted as admitted). */
+  /** True when the request may go now (and it is counted as admitted; call `finished` when it ends). */
   tryAdmit(band: number, now: number): boolean {
-    if (this.queue.length > 0 || this.saturated(now) !== null) return false;
+    if (this.queue.waitingAhead(band, now) || this.saturated(now, band) !== null) return false;
     this.queue.admittedDirectly(band);
+    if (band === 0) this.admittedTop(now);
     return true;
   }
 
+  /** An admitted request of `band` ended, whatever the ending; capacity may have freed. */
+  finished(band: number, now: number): void {
+    if (band === 0 && this.topInflight > 0) this.topInflight--;
+    this.release(now);
+  }
+
   /**
-   * Queues a request; resolves when it is released, rejects with LLMGW_QUEUE_FULL or
-   * LLMGW_QUEUE_TIMEOUT. `signal` aborting (the client left) removes it at once.
+   * Queues a request; resolves true when it is released (then call `dispatched`, and
+   * `finished` when it ends), false when `signal` aborted first (the client left: it is
+   * out of the queue at once). Rejects with LLMGW_QUEUE_FULL or LLMGW_QUEUE_TIMEOUT.
    */
-  wait(band: number, now: number, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  wait(band: number, now: number, signal: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
       const onAbort = (): void => {
-        if (this.queue.cancel(ticket)) resolve(); // the caller sees the abort and answers nobody
+        if (this.queue.cancel(ticket)) resolve(false);
       };
       const ticket: Ticket = {
         band,
@@ -53,12 +74,18 @@ export class Admission {
           signal.removeEventListener('abort', onAbort);
           if (err) return reject(err);
           this.inTransit++;
-          resolve();
+          if (band === 0) this.admittedTop(Date.now());
+          resolve(true);
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(ticket);
     });
+  }
+
+  private admittedTop(now: number): void {
+    this.topInflight++;
+    this.lastTopAt = now;
   }
 
   /** A released request is now in flight (or gave up): it counts through `inflight` from here. */
@@ -70,6 +97,8 @@ export class Admission {
   release(now: number): void {
     if (this.queue.length === 0) return;
     this.queue.expire(now);
-    while (this.queue.length > 0 && this.saturated(now) === null) this.queue.next(now)!.settle(null);
+    for (let band = this.queue.nextBand(now); band !== -1 && this.saturated(now, band) === null; band = this.queue.nextBand(now)) {
+      this.queue.next(now)!.settle(null);
+    }
   }
 }
