@@ -1,6 +1,7 @@
 // The agent role: the supervisor actor on its own worker thread, then the local control
 // interface. One per GPU node.
 import { supervisorActor } from '../actors/agent/supervisor-actor.js';
+import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
 import { drain, listen } from '../net/http-listen.js';
 import { ActorSystem } from '../runtime/index.js';
@@ -77,16 +78,5 @@ export async function runAgent(flags: AgentFlags): Promise<void> {
   const agent = await startAgent(flags);
   // One line on stdout that scripts and specs wait for.
   process.stdout.write(`llmgw agent listening on ${agent.url}\n`);
-  const stop = (signal: string): void => {
-    log.info('signal received; leaving engines running for the next agent to adopt', { signal });
-    agent.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error('shutdown failed', { error: err });
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(() => agent.close(), log, 'signal received; leaving engines running for the next agent to adopt');
 }

@@ -6,6 +6,7 @@ import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
 import { createAdminPort } from '../admin/admin-port.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { createDataPort } from '../dataport/data-port.js';
+import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
 import type { AccountingMsg } from '../messages/accounting.js';
 import type { AdmissionMsg } from '../messages/admission.js';
@@ -112,18 +113,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   const server = await startServer(flags);
   // One line on stdout that scripts and specs wait for.
   process.stdout.write(`llmgw server listening on ${server.url} (admin ${server.adminUrl})\n`);
-  const stop = (signal: string): void => {
-    log.info('signal received', { signal });
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error('shutdown failed', { error: err });
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(() => server.close(), log);
 }
 
 async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {

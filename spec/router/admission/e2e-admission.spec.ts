@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
+import type { BandStats } from '../../../src/router/admission/admission-queue.js';
 import { startProcess, type Started } from '../../support/process.js';
 import { until } from '../../support/until.js';
 
@@ -20,14 +21,6 @@ let admin: string;
 let openUrl: string;
 let openAdmin: string;
 
-interface BandStats {
-  band: string;
-  queued: number;
-  admitted: number;
-  shed: number;
-  timedOut: number;
-  cancelled: number;
-}
 async function bands(base = admin): Promise<Map<string, BandStats>> {
   const body = (await (await request(`${base}/admin/v1/admission`)).body.json()) as { models: { model: string; bands: BandStats[] }[] };
   return new Map(body.models.find((m) => m.model === 'm')!.bands.map((b) => [b.band, b]));
