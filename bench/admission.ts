@@ -35,6 +35,8 @@ interface Run {
   bronzeWallMs: number;
   /** llmgw's own view of platinum TTFT (its histogram, streaming requests only): the bucket holding p99, ms. */
   serverP99Ms: number;
+  /** Platinum requests that waited for admission at all (the rest went straight through). */
+  platinumQueued: number;
 }
 
 export const suite: Suite = {
@@ -58,8 +60,8 @@ export const suite: Suite = {
       });
       const [on, off] = await startedAll(
         [
-          startLlmgw(llmgwConfig({ model: MODEL, endpoints, extra: { ...router(true), ...(extra ?? {}) } })),
-          startLlmgw(llmgwConfig({ model: MODEL, endpoints, extra: { ...router(false), ...(extra ?? {}) } })),
+          startLlmgw(llmgwConfig({ model: MODEL, endpoints, extra: [router(true), extra] })),
+          startLlmgw(llmgwConfig({ model: MODEL, endpoints, extra: [router(false), extra] })),
         ],
         procs,
       );
@@ -97,6 +99,7 @@ export const suite: Suite = {
           fmtNum(p.p99),
           fmtRatio(p.p99 / base.p99),
           `≤ ${fmtNum(r.serverP99Ms)}`,
+          r.label.endsWith('off') ? '' : String(r.platinumQueued),
           String(perr),
           r.bronze.length === 0 ? '' : String(b.ok),
           r.bronze.length === 0 ? '' : String(shed),
@@ -107,11 +110,12 @@ export const suite: Suite = {
       console.log(`fleet: ${ENGINES} sim engines × ${MAX_NUM_SEQS} batch slots at speed ${SPEED}; measured capacity ${fmtNum(capacity)} req/s (${MAX_TOKENS}-token answers)`);
       console.log(`platinum: streaming, Poisson at ${fmtNum(rate)} req/s (${PLATINUM_SHARE * 100}% of capacity) for ${RUN_MS / 1000} s; bronze: ${FLOOD_FACTOR * slots} outstanding (${FLOOD_FACTOR}× the slots), same duration`);
       console.log('');
-      printTable(['run', 'platinum n', 'TTFT p50 ms', 'TTFT p99 ms', '×p99 vs alone', 'llmgw p99 ms', 'plat errors', 'bronze ok', 'bronze 429', 'bronze other err', 'bronze req/s'], rows);
+      printTable(['run', 'platinum n', 'TTFT p50 ms', 'TTFT p99 ms', '×p99 vs alone', 'llmgw p99 ms', 'plat queued', 'plat errors', 'bronze ok', 'bronze 429', 'bronze other err', 'bronze req/s'], rows);
       console.log(
         [
           '×p99 vs alone: platinum p99 TTFT over its value alone through the same server (budget with admission: ≤ 1.5×).',
           "llmgw p99: the same p99 as llmgw measured it (its TTFT histogram's bucket bound): a gap to the client's figure is time spent in the client.",
+          'plat queued: platinum requests that waited for admission at all; the rest went straight to an engine.',
           'The flood stops after the run; the closed loop then waits for every bronze request: "bronze ok" counts those that completed.',
         ].join('\n'),
       );
@@ -135,6 +139,16 @@ async function measureCapacity(gw: RunningLlmgw, slots: number): Promise<number>
   return summarize(samples, wall).rps;
 }
 
+/** Platinum requests admitted so far, and how many of them went straight through (queue time 0). */
+async function platinumAdmissions(gw: RunningLlmgw): Promise<{ admitted: number; direct: number }> {
+  const text = await (await request(`${gw.adminUrl}/metrics`)).body.text();
+  const read = (re: RegExp): number => Number(text.match(re)?.[1] ?? 0);
+  return {
+    admitted: read(/^llmgw_admission_queue_seconds_count\{[^}]*band="platinum"[^}]*\} (\S+)$/m),
+    direct: read(/^llmgw_admission_queue_seconds_bucket\{le="0",[^}]*band="platinum"[^}]*\} (\S+)$/m),
+  };
+}
+
 /** Cumulative counts of llmgw's TTFT histogram for streaming requests (platinum's, here), by bucket bound in ms. */
 async function streamTtftBuckets(gw: RunningLlmgw): Promise<Map<number, number>> {
   const text = await (await request(`${gw.adminUrl}/metrics`)).body.text();
@@ -155,6 +169,7 @@ function p99Bucket(before: Map<number, number>, after: Map<number, number>): num
 
 async function scenario(label: string, gw: RunningLlmgw, schedule: number[], bronzeOutstanding: number): Promise<Run> {
   const before = await streamTtftBuckets(gw);
+  const admittedBefore = await platinumAdmissions(gw);
   const platinumClient = new LoadClient(gw.url, 64);
   const bronzeClient = new LoadClient(gw.url, Math.max(1, bronzeOutstanding));
   const platinum: Sample[] = [];
@@ -173,5 +188,7 @@ async function scenario(label: string, gw: RunningLlmgw, schedule: number[], bro
   });
   await flood;
   await Promise.all([platinumClient.close(), bronzeClient.close()]);
-  return { label, platinum, bronze, bronzeWallMs, serverP99Ms: p99Bucket(before, await streamTtftBuckets(gw)) };
+  const admittedAfter = await platinumAdmissions(gw);
+  const platinumQueued = admittedAfter.admitted - admittedBefore.admitted - (admittedAfter.direct - admittedBefore.direct);
+  return { label, platinum, bronze, bronzeWallMs, serverP99Ms: p99Bucket(before, await streamTtftBuckets(gw)), platinumQueued };
 }

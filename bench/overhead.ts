@@ -52,7 +52,7 @@ async function run(): Promise<void> {
     procs.push(llmgw);
     // The same server with admission control off: what admission costs when nothing is saturated.
     const noAdmission = await startLlmgw(
-      llmgwConfig({ model: MODEL, endpoints: [{ id: 'static', url: upstreamUrl }], extra: { router: { admission: { enabled: false } }, ...extraConfigFromEnv() } }),
+      llmgwConfig({ model: MODEL, endpoints: [{ id: 'static', url: upstreamUrl }], extra: [extraConfigFromEnv(), { router: { admission: { enabled: false } } }] }),
     );
     procs.push(noAdmission);
     const targets: Target[] = [

@@ -45,11 +45,12 @@ export interface LlmgwConfigInput {
   model: string;
   endpoints: readonly { id: string; url: string }[];
   /**
-   * Deep-merged over the generated config: objects key by key, arrays element by element.
-   * So `{ models: [{ routing_profile: 'chat' }], router: { profiles: {...} } }` sets the
-   * model's profile and adds a router block without restating the rest.
+   * Deep-merged over the generated config, layer after layer (undefined layers skipped):
+   * objects key by key, arrays element by element. So `{ models: [{ routing_profile: 'chat' }] }`
+   * sets the model's profile without restating the rest, and a suite's own settings
+   * followed by `extraConfigFromEnv()` keeps both.
    */
-  extra?: ConfigObject;
+  extra?: ConfigObject | readonly (ConfigObject | undefined)[] | undefined;
 }
 
 /** An llmgw.yaml for `endpoints` serving one model, loopback ports picked by the OS. */
@@ -62,7 +63,8 @@ export function llmgwConfig(input: LlmgwConfigInput): ConfigObject {
     models: [{ name: input.model }],
     endpoints: input.endpoints.map((e) => ({ id: e.id, url: e.url, models: [input.model] })),
   };
-  return input.extra ? (deepMerge(base, input.extra) as ConfigObject) : base;
+  const layers = Array.isArray(input.extra) ? input.extra : [input.extra];
+  return layers.reduce<ConfigObject>((config, layer) => (layer ? (deepMerge(config, layer) as ConfigObject) : config), base);
 }
 
 function deepMerge(base: ConfigValue, over: ConfigValue): ConfigValue {
