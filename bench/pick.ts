@@ -21,7 +21,7 @@ export const suite: Suite = {
   async run() {
     const now = Date.now();
     const index = new PrefixIndex(200_000);
-    const profiles = buildProfiles([{ name: 'inflight-only', scorers: { queue: 0, kv: 0, inflight: 1, prefix: 0, session: 0, weight: 0 } }], createScorers({ staleAfterMs: 5_000, prefixIndex: index }));
+    const profiles = buildProfiles([{ name: 'inflight-only', scorers: { queue: 0, kv: 0, inflight: 1, prefix: 0, session: 0, weight: 0 } }], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex: index }));
     const scheduler = new Scheduler();
     const tables: EndpointTable[] = [];
     const cases: Case[] = [];

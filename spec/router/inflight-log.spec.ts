@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { InflightLog } from '../../src/router/inflight-log.js';
+import { occupancy } from '../../src/router/load-estimate.js';
 import { tableOf } from './helpers.js';
 
 test('counts starts and ends at or after a moment, over the last entries it keeps', () => {
@@ -13,7 +14,7 @@ test('counts starts and ends at or after a moment, over the last entries it keep
   assert.is(log.endedSince(36), 0);
 });
 
-test('a scrape is lined up with the requests around it: started just before or after it are not counted by the engine, ended after it still are', () => {
+test('a scrape is lined up with the requests around it: started after it are not in its counts, ended after it still are', () => {
   const { table, eps } = tableOf(1);
   const e = eps[0]!;
   const at = 10_000;
@@ -30,13 +31,14 @@ test('a scrape is lined up with the requests around it: started just before or a
   start(at - 800); // ends after the scrape: in it
   start(at - 500); // ended before the scrape: not in it
   end(at - 400);
-  start(at - 10); // an instant before: the engine may not have counted it
+  start(at - 10); // an instant before: in flight, though the engine had not counted it yet
   start(at + 20); // after
   end(at + 30); // the one from at − 800
   table.apply({ id: e.id, ready: true, reason: null, models: ['m'], at, load: { waiting: 0, running: 2, kvUsage: 0.1 }, loadError: null });
   assert.is(e.inflight, 3);
-  assert.is(e.inflightAtLoad, 2, 'the long one and the one that ended later');
-  assert.is(e.inflight - e.inflightAtLoad, 1, 'net change the scrape does not know of');
+  assert.is(e.inflightAtLoad, 3, 'the long one, the one that ended later and the one sent an instant before');
+  assert.is(occupancy(e, 'idle'), 2, 'the engine as it reported itself: one started and one ended since');
+  assert.is(occupancy(e, 'busy'), 3, 'at least the three the router had in flight when it was scraped');
 });
 
 test.run();

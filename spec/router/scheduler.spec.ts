@@ -16,7 +16,7 @@ const STALE = 5_000;
 
 function setup(only?: Partial<Record<ScorerName, number>>) {
   const index = new PrefixIndex(10_000);
-  const scorers = createScorers({ staleAfterMs: STALE, prefixIndex: index });
+  const scorers = createScorers({ staleAfterMs: STALE, kvCeiling: 0.9, prefixIndex: index });
   const configured = only ? [{ name: 'only', scorers: { queue: 0, kv: 0, inflight: 0, prefix: 0, session: 0, weight: 0, ...only } }] : [];
   const profiles = buildProfiles(configured, scorers);
   return { index, profiles, profile: profiles.get(only ? 'only' : 'chat')! };
@@ -83,6 +83,23 @@ test('queue and KV scores come from fresh scrapes; stale ones score as the worst
   eps[1]!.inflight = 0;
   eps[0]!.inflight = eps[2]!.inflight = 3;
   assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e1');
+});
+
+test('the queue score is the queue now: what was sent or finished since the scrape moves it', () => {
+  // e0 was scraped queueing 5, then a wave of 11 completions let its queue in; e1 was
+  // scraped idle and has been sent 20 since, beyond its 16 slots.
+  const { eps } = tableOf(2, (i) => ({ load: { waiting: [5, 0][i]!, running: 16, kvUsage: 0.3 }, loadAt: NOW - 80, batchCapacity: 16 }));
+  eps[0]!.inflightAtLoad = 21;
+  eps[0]!.inflight = 10;
+  eps[1]!.inflightAtLoad = 16;
+  eps[1]!.inflight = 36;
+  const s = new Scheduler();
+  assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e0', 'the drained engine, not the one that looked idle');
+  // Capacity not learnt: a queueing engine's queue still moves with what finished.
+  eps[0]!.batchCapacity = eps[1]!.batchCapacity = null;
+  eps[1]!.load = { waiting: 2, running: 16, kvUsage: 0.3 };
+  eps[1]!.inflight = eps[1]!.inflightAtLoad;
+  assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e0', 'e0 drained (5 − 11 sent back), e1 still has 2 waiting');
 });
 
 test('prefix affinity: a prompt goes where its longest prefix was served, and a continued conversation follows it', () => {

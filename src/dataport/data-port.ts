@@ -59,6 +59,8 @@ interface Job {
   session: string | null;
   record: UsageRecord;
   arrived: number;
+  /** Called once the request counts in an endpoint's in-flight (its first attempt is sent). */
+  onSent: (() => void) | null;
 }
 
 /**
@@ -151,14 +153,23 @@ export function createDataPort(opts: DataPortOptions): Server {
       }
     }
 
+    // A request released from the queue counts as load in transit until an endpoint
+    // counts it in flight: in between, others must not be released into the same room.
+    let inTransit = false;
+    const sent = (): void => {
+      if (inTransit) admission!.dispatched();
+      inTransit = false;
+    };
     if (admission && !admission.tryAdmit(band, Date.now())) {
-      const admitted = await queue(admission, band, req, res, record, arrived);
-      if (!admitted) return;
+      if (log.enabled('debug')) log.debug('queued', { request: record.id, model: entry.name, band: record.band, why: admission.holdReason(band, Date.now()) });
+      if (!(await queue(admission, band, req, res, record, arrived))) return;
+      inTransit = true;
     }
     try {
       const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
-      await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived });
+      await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived, onSent: sent });
     } finally {
+      sent();
       // Whatever the ending, the request no longer holds capacity: those waiting may go.
       admission?.finished(band, Date.now());
     }
@@ -177,7 +188,11 @@ export function createDataPort(opts: DataPortOptions): Server {
     return defaultBand;
   };
 
-  /** Waits in the admission queue; false when the request was answered (shed, timed out, client gone). */
+  /**
+   * Waits in the admission queue; true when released (the caller then reports it
+   * `dispatched` once sent), false when the request was answered (shed, timed out,
+   * client gone).
+   */
   const queue = async (admission: Admission, band: number, req: IncomingMessage, res: ServerResponse, record: UsageRecord, arrived: number): Promise<boolean> => {
     const left = new AbortController();
     const onClose = (): void => left.abort();
@@ -196,14 +211,16 @@ export function createDataPort(opts: DataPortOptions): Server {
       res.off('close', onClose);
     }
     record.queueMs = performance.now() - queuedAt;
-    if (released) admission.dispatched();
     if (left.signal.aborted) {
       // The client went away while queued (or just as it was released): nobody to answer.
-      if (released) admission.finished(band, Date.now());
+      if (released) {
+        admission.dispatched();
+        admission.finished(band, Date.now());
+      }
       finish(record, 499, null, arrived);
       return false;
     }
-    return true;
+    return released;
   };
 
   const prefixOf = async (path: string, body: Record<string, unknown>): Promise<Float64Array | null> => {
@@ -246,7 +263,7 @@ export function createDataPort(opts: DataPortOptions): Server {
             payload = JSON.stringify(job.body);
           }
         }
-        const outcome = await forward(ep, {
+        const sending = forward(ep, {
           req: job.req,
           res,
           path: job.path,
@@ -258,6 +275,9 @@ export function createDataPort(opts: DataPortOptions): Server {
           firstTokenTimeoutMs: router.first_token_timeout_ms,
           idleTimeoutMs: router.idle_timeout_ms,
         });
+        // forward() counted it in the endpoint's in-flight before its first await.
+        job.onSent?.();
+        const outcome = await sending;
         if (outcome.kind === 'failed' && outcome.retry && !res.destroyed) {
           log.warn('attempt failed, trying another endpoint', { request: record.id, endpoint: ep.id, error: outcome.error.message });
           lastError = outcome.error;

@@ -4,13 +4,6 @@ import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint
 import { InflightLog } from './inflight-log.js';
 import type { EngineLoad } from './scrape/engine-load.js';
 
-/**
- * Engines update their gauges once per scheduler step, so a request that reached one just
- * before a scrape may not be in its counts yet. Requests started this long before a
- * scrape are treated as not counted by it: an estimate that errs towards busy.
- */
-const ENGINE_STATS_LAG_MS = 50;
-
 export interface EndpointSpec {
   id: string;
   url: string;
@@ -30,7 +23,7 @@ export interface EndpointState extends EndpointSpec {
   load: EngineLoad | null;
   loadAt: number | null;
   loadError: string | null;
-  /** `inflight` when the load was scraped: what was sent since is not in the engine's count yet. */
+  /** Our requests in flight at the moment the load was scraped (see `load-estimate.ts`). */
   inflightAtLoad: number;
   /** Start and end times of recent requests, to line a scrape up with them. */
   readonly inflightLog: InflightLog;
@@ -135,11 +128,10 @@ export class EndpointTable {
     if (probe.load) {
       e.load = probe.load;
       e.loadAt = probe.at;
-      // In flight when the scrape was taken, not now: what started since (or just before:
-      // the engine may not have counted it yet) is not in the engine's counts, and what
-      // ended since still is.
+      // In flight when the scrape was taken, not now: what started since is not in the
+      // engine's counts, and what ended since still is.
       const log = e.inflightLog;
-      e.inflightAtLoad = e.inflight - log.startedSince(probe.at - ENGINE_STATS_LAG_MS) + log.endedSince(probe.at);
+      e.inflightAtLoad = e.inflight - log.startedSince(probe.at) + log.endedSince(probe.at);
       e.queuedScrapes = probe.load.waiting > 0 ? e.queuedScrapes + 1 : 0;
       e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes);
       e.loadError = null;

@@ -84,7 +84,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     catalog: new Catalog(config.models),
     table,
     scheduler: new Scheduler(),
-    profiles: buildProfiles(r.profiles, createScorers({ staleAfterMs: r.stale_after_ms, prefixIndex })),
+    profiles: buildProfiles(r.profiles, createScorers({ staleAfterMs: r.stale_after_ms, kvCeiling: r.admission.kv_ceiling, prefixIndex })),
     modelProfiles: new Map(config.models.flatMap((m) => (m.routing_profile ? [[m.name, m.routing_profile] as const] : []))),
     prefixIndex,
     router: r,

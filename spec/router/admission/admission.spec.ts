@@ -22,15 +22,18 @@ const CFG: AdmissionConfig = {
   aging_ms: 60_000,
 };
 
-const TOP = { inTransit: 0, holdBack: null };
+const TOP = { inTransit: 0, holdBack: null, slowStart: true };
 const fresh = (waiting: number, kvUsage = 0.2) => ({ load: { waiting, running: 4, kvUsage }, loadAt: NOW - 100 });
 
 test('each saturation signal on its own: the waiting queue, KV usage, in-flight counts when metrics are stale', () => {
   const { eps } = tableOf(2, () => fresh(0));
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'idle');
   eps[0]!.load = { waiting: 5, running: 4, kvUsage: 0.2 };
-  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 2 replicas \(target 4\)/);
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'one replica queues: the other is still under its target');
+  eps[1]!.load = { waiting: 2, running: 4, kvUsage: 0.2 };
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /7 waiting in the engines of 2 replicas: none under the target of 2 per replica/);
   eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.95 };
+  eps[1]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'one full cache: the other replica still has room');
   eps[1]!.load = { waiting: 0, running: 4, kvUsage: 0.92 };
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /KV cache 92% full on every replica \(ceiling 90%\)/);
@@ -41,25 +44,49 @@ test('each saturation signal on its own: the waiting queue, KV usage, in-flight 
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /16 requests in flight on 2 replicas with stale metrics \(limit 16\)/);
 });
 
-test('requests sent since the scrape count as waiting once an engine queues; unusable replicas do not count', () => {
+test('requests sent or finished since the scrape move a queueing engine\'s queue; unusable replicas do not count', () => {
   const { eps } = tableOf(2, () => fresh(1));
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null);
   eps[0]!.inflight = 3; // three more sent to a queueing engine since its scrape
-  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting/);
-  eps[1]!.ready = false; // one replica left: the target shrinks with it
-  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /4 waiting in the engines of 1 replicas \(target 2\)/);
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'the other replica still has room for one');
+  eps[1]!.inflight = 1;
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /6 waiting in the engines of 2 replicas: none/);
+  eps[1]!.inflightAtLoad = 3; // two finished there since its scrape: its queue moved into the batch
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null);
+  eps[1]!.ready = false; // one replica left
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /4 waiting in the engines of 1 replicas: none under the target of 2/);
   eps[0]!.ready = false;
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'no usable replica is a 503 for the dispatcher, not a queue');
 });
 
-test('once an engine was seen queueing, a burst is counted against its batch capacity at once', () => {
+test('once an engine was seen queueing, a burst is counted against its batch capacity at once, and free slots are room', () => {
   const { eps } = tableOf(1, () => fresh(0));
   eps[0]!.load = { waiting: 0, running: 1, kvUsage: 0.2 };
   eps[0]!.inflight = eps[0]!.inflightAtLoad = 1;
   eps[0]!.inflight += 6; // a burst since the scrape
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'capacity unknown: the engine had free slots, trust it');
   eps[0]!.batchCapacity = 4;
-  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /3 waiting in the engines of 1 replicas \(target 2\)/, '1 running + 6 sent − 4 slots');
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /3 waiting in the engines of 1 replicas/, '1 running + 6 sent − 4 slots');
+  eps[0]!.batchCapacity = 10;
+  assert.is(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 4 }), null, '3 free slots and the target of 2: room for 5');
+  assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 5 }) ?? '', /5 released on their way/);
+});
+
+test('requests the engine had not counted yet when scraped: the first band trusts the scrape, lower bands do not', () => {
+  const { eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 10 }));
+  // The router had 10 in flight when the engine reported 8: two had not reached its
+  // scheduler yet.
+  Object.assign(eps[0]!, { load: { waiting: 0, running: 8, kvUsage: 0.2 }, inflight: 10, inflightAtLoad: 10 });
+  const bronze = { inTransit: 0, holdBack: 0, slowStart: true };
+  assert.match(saturation(eps, CFG, NOW, STALE, bronze) ?? '', /no free batch slot/, 'bronze: 10 of 10 slots taken');
+  assert.is(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }), null, 'platinum: 2 free slots and the target of 2');
+  assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 4 }) ?? '', /none under the target/);
+  eps[0]!.load = { waiting: 0, running: 6, kvUsage: 0.2 }; // 6 of ours and nobody else's: at least 10 are there
+  assert.match(saturation(eps, CFG, NOW, STALE, bronze) ?? '', /no free batch slot/);
+  eps[0]!.load = { waiting: 0, running: 9, kvUsage: 0.2 }; // 9 over 8 of ours: another client's request too
+  eps[0]!.inflightAtLoad = 8;
+  eps[0]!.inflight = 8;
+  assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }) ?? '', /none under the target/, 'one free slot and the target of 2');
 });
 
 test('not saturated: admitted at once; saturated: queued, then released highest band first as room appears', async () => {
@@ -105,22 +132,17 @@ test('released requests count as load until they are dispatched, so one release 
   for (let i = 0; i < 10; i++) void a.wait(0, Date.now(), ac.signal).then(() => released++);
   eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.5 };
   a.release(Date.now());
-  assert.is(a.queue.length, 7, 'three released: the target of 2 plus the one that reaches it');
+  assert.is(a.queue.length, 8, 'two released: as many as the waiting target lets wait');
 });
 
-test('while the first band is in use, lower bands use no reserved slot, wait for nothing inside the engine, and leave room for its requests in flight', () => {
+test('lower bands use no reserved slot, wait for nothing inside the engine, and leave room for the first band\'s requests in flight', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   Object.assign(eps[0]!, { batchCapacity: 10, loadAt: Date.now(), load: { waiting: 0, running: 6, kvUsage: 0.5 } });
   const a = new Admission('m', table, { ...CFG, reserved_share: 0.2 }, STALE);
   const now = Date.now();
-  eps[0]!.inflight = 4;
-  assert.is(a.saturated(now, 1), null, 'no first-band traffic yet: the whole batch and the waiting target are theirs');
-  eps[0]!.inflight = 0;
-  assert.ok(a.tryAdmit(0, now));
-  a.finished(0, now);
   assert.is(a.saturated(now, 1), null, '6 running of the 8 slots bronze may fill');
   eps[0]!.inflight = 2; // two more sent since the scrape
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones and 0 kept for the first band/);
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones and 0 kept for the first band/, 'even before any first-band request: the reserve is kept');
   assert.is(a.saturated(now, 0), null, 'the first band still has the two reserved slots');
   eps[0]!.inflight = 0;
   assert.ok(a.tryAdmit(0, now) && a.tryAdmit(0, now), 'two platinum requests go');
@@ -128,6 +150,19 @@ test('while the first band is in use, lower bands use no reserved slot, wait for
   a.finished(0, now);
   a.finished(0, now);
   assert.is(a.saturated(now, 1), null);
+});
+
+test('engines of unknown size: lower bands slow-start only once the first band has been seen', () => {
+  const { table, eps } = tableOf(1, () => fresh(0));
+  Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 4, inflightAtLoad: 1 });
+  const a = new Admission('m', table, CFG, STALE);
+  const now = Date.now();
+  assert.is(a.saturated(now, 1), null, 'no first-band traffic: a burst goes at once, the engine queues it if it must');
+  assert.ok(a.tryAdmit(0, now));
+  a.finished(0, now);
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: as many again as the engine ran, no more');
+  eps[0]!.inflight = 1;
+  assert.is(a.saturated(now, 1), null, 'nothing sent since the scrape: one more');
 });
 
 test('a client that leaves while queued is removed at once; a timeout rejects with 503', async () => {

@@ -4,7 +4,7 @@ import type { EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { saturation, type Saturation } from './saturation.js';
 
-/** How long after the last first-band request lower bands still keep slots free for it. */
+/** How long after the last first-band request lower bands still slow-start on engines of unknown size. */
 const TOP_BAND_IDLE_MS = 60_000;
 
 /**
@@ -37,10 +37,19 @@ export class Admission {
    * the first may not use the reserved share of the engines' batch slots.
    */
   saturated(now: number, band = 0): Saturation {
-    // Slots are held back for the first band only while it is in use: a fleet that sees
-    // no platinum traffic gives its lower bands the whole batch.
-    const holdBack = band === 0 || now - this.lastTopAt > TOP_BAND_IDLE_MS ? null : this.topInflight;
-    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack });
+    // The reserved share is kept free even while no first-band request is in flight: the
+    // first one after a quiet spell must find a slot, not wait for a full batch to end.
+    // Slow start on engines of unknown size only protects the first band: without its
+    // traffic, lower bands go at once.
+    const holdBack = band === 0 ? null : this.topInflight;
+    const slowStart = this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
+    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart });
+  }
+
+  /** Why a request of `band` arriving now must queue, or null when it may go. */
+  holdReason(band: number, now: number): string | null {
+    if (this.queue.waitingAhead(band, now)) return 'requests of its band or above are queued ahead';
+    return this.saturated(now, band);
   }
 
   /** True when the request may go now (and it is counted as admitted; call `finished` when it ends). */

@@ -1,5 +1,6 @@
 import type { ScorerName } from '../../config/types.js';
 import type { EndpointState } from '../endpoint-table.js';
+import { waitingNow } from '../load-estimate.js';
 import type { PrefixIndex } from './prefix-index.js';
 import type { RouteRequest, Scorer } from './types.js';
 
@@ -53,6 +54,8 @@ function scraped(name: ScorerName, staleAfterMs: number, read: (e: EndpointState
 
 export interface ScorerDeps {
   staleAfterMs: number;
+  /** KV usage from which an engine queues what it is sent (`router.admission.kv_ceiling`). */
+  kvCeiling: number;
   prefixIndex: PrefixIndex;
 }
 
@@ -72,7 +75,9 @@ export function createScorers(deps: ScorerDeps): Record<ScorerName, Scorer> {
       },
     },
 
-    queue: scraped('queue', deps.staleAfterMs, (e) => e.load?.waiting ?? null, relative),
+    // The queue now, not as scraped: a scrape is up to a poll interval old, and an engine
+    // whose queue just drained must not keep losing to one that just filled.
+    queue: scraped('queue', deps.staleAfterMs, (e) => (e.load === null ? null : waitingNow(e, deps.kvCeiling)), relative),
 
     kv: scraped('kv', deps.staleAfterMs, (e) => e.load?.kvUsage ?? null, (v, n, out) => {
       for (let i = 0; i < n; i++) out[i] = 1 - v[i]!;

@@ -1,0 +1,52 @@
+import type { EndpointState } from './endpoint-table.js';
+
+/**
+ * What a replica's engine holds now, estimated from its last scrape plus what the router
+ * did since. A scrape is up to a poll interval old: a flood sends hundreds of requests in
+ * that time, and a wave of completions (requests started together end together) empties
+ * an engine as fast. Both the scheduler and admission must see that, or they keep
+ * sending to the engine that looked idle a moment ago.
+ *
+ * Read only where `e.load` is fresh.
+ *
+ * An engine counts a request only once it has parsed it and run a scheduler step, so a
+ * scrape may miss requests the router had already sent; every estimate leans one way.
+ * `busy` holds that the engine held at least what the router had in flight to it when
+ * scraped: right for deciding whether to add low-priority work, where too much floods
+ * an engine. `idle` trusts the scrape: right for whether an interactive request may go,
+ * where a request counted twice holds it back beside a free slot.
+ */
+export type Lean = 'busy' | 'idle';
+
+/** Requests sent minus requests finished since the scrape: negative when more finished. */
+export function sinceScrape(e: EndpointState): number {
+  return e.inflight - e.inflightAtLoad;
+}
+
+/** Requests in the engine now, running or waiting. */
+export function occupancy(e: EndpointState, lean: Lean): number {
+  const load = e.load!;
+  const scraped = load.running + load.waiting;
+  return (lean === 'busy' ? Math.max(scraped, e.inflightAtLoad) : scraped) + sinceScrape(e);
+}
+
+/**
+ * Requests beyond the engine's batch now: positive, that many wait inside it; negative,
+ * that many batch slots are free. Once the engine has been seen queueing its batch
+ * capacity is known and every request sent or finished counts at once. Before that free
+ * slots cannot be counted (the result is never negative), and what was sent counts only
+ * where the engine already queues or its KV cache is full: an engine with free slots
+ * runs new requests at once.
+ */
+export function backlog(e: EndpointState, kvCeiling: number, lean: Lean = 'busy'): number {
+  const load = e.load!;
+  if (e.batchCapacity !== null) return occupancy(e, lean) - e.batchCapacity;
+  // A queueing engine runs all it can: each request sent joins the queue, each one finished lets one in.
+  if (load.waiting > 0 || (load.kvUsage ?? 0) >= kvCeiling) return Math.max(0, occupancy(e, lean) - load.running);
+  return 0;
+}
+
+/** Requests waiting inside the engine now (see `backlog`). */
+export function waitingNow(e: EndpointState, kvCeiling: number): number {
+  return Math.max(0, backlog(e, kvCeiling));
+}
