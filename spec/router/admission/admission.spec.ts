@@ -152,6 +152,22 @@ test('lower bands use no reserved slot, wait for nothing inside the engine, and 
   assert.is(a.saturated(now, 1), null);
 });
 
+test('aging: a lower band held back by the room kept for a steady first band goes once it has aged into the first band', async () => {
+  const { table, eps } = tableOf(1, () => fresh(0));
+  const now = Date.now();
+  Object.assign(eps[0]!, { batchCapacity: 10, loadAt: now, load: { waiting: 0, running: 7, kvUsage: 0.3 }, inflight: 7, inflightAtLoad: 7 });
+  const a = new Admission('m', table, { ...CFG, reserved_share: 0.2, aging_ms: 400 }, STALE);
+  for (let i = 0; i < 7; i++) assert.ok(a.tryAdmit(0, now));
+  let released = false;
+  void a.wait(1, now, new AbortController().signal).then((ok) => (released = ok));
+  a.release(now + 300);
+  await new Promise(setImmediate);
+  assert.not.ok(released, 'bronze may fill 8 slots; 7 run and 7 more are kept free for platinum');
+  a.release(now + 450);
+  await new Promise(setImmediate);
+  assert.ok(released, 'after one aging period it counts as platinum, and platinum has room');
+});
+
 test('engines of unknown size: lower bands slow-start only once the first band has been seen', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 4, inflightAtLoad: 1 });

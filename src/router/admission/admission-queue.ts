@@ -82,6 +82,16 @@ export class AdmissionQueue {
     return best;
   }
 
+  /**
+   * The band the head of `band` counts as now that it has waited: it rises one band per
+   * aging period, up to the first. Admission applies that band's rule to it, so a low
+   * band is not held back forever by the room kept for the first.
+   */
+  headRank(band: number, now: number): number {
+    const head = this.queues[band]![this.heads[band]!];
+    return head === undefined ? band : Math.max(0, band - Math.floor((now - head.enqueuedAt) / this.agingMs));
+  }
+
   /** Whether a request waits that goes before a newcomer of `band` (same band, a higher one, or aged past it). */
   waitingAhead(band: number, now: number): boolean {
     if (this.size === 0) return false;

@@ -106,7 +106,7 @@ export class Admission {
   release(now: number): void {
     if (this.queue.length === 0) return;
     this.queue.expire(now);
-    for (let band = this.queue.nextBand(now); band !== -1 && this.saturated(now, band) === null; band = this.queue.nextBand(now)) {
+    for (let band = this.queue.nextBand(now); band !== -1 && this.saturated(now, this.queue.headRank(band, now)) === null; band = this.queue.nextBand(now)) {
       this.queue.next(now)!.settle(null);
     }
   }
