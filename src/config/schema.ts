@@ -219,7 +219,8 @@ const schema: SchemaNode = object(
             },
             target_waiting_per_replica: {
               type: 'number',
-              description: 'Saturated when the engines report more waiting requests than this per ready replica. The number that governs the system: too low starves the GPUs, too high brings back queueing inside the engines.',
+              description:
+                'How many requests may wait inside each replica\'s engine: once every replica has this many, requests queue in llmgw by band instead (lower bands do not wait inside an engine at all once its batch size is learnt). The number that governs the system: too low starves the GPUs, too high brings back queueing inside the engines.',
               minimum: 0,
               default: 2,
             },
