@@ -59,6 +59,15 @@ test('requests sent or finished since the scrape move a queueing engine\'s queue
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'no usable replica is a 503 for the dispatcher, not a queue');
 });
 
+test('only the highest usable priority counts: a spare replica\'s room is not the busy tier\'s', () => {
+  const { eps } = tableOf(2, () => fresh(0));
+  eps[0]!.priority = 1;
+  eps[0]!.load = { waiting: 5, running: 4, kvUsage: 0.2 };
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/, 'the idle spare takes no traffic while the first tier is usable');
+  eps[0]!.ready = false;
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'the first tier gone: the spare takes traffic, and its room counts');
+});
+
 test('once an engine was seen queueing, a burst is counted against its batch capacity at once, and free slots are room', () => {
   const { eps } = tableOf(1, () => fresh(0));
   eps[0]!.load = { waiting: 0, running: 1, kvUsage: 0.2 };

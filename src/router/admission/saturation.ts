@@ -29,6 +29,7 @@ export interface SaturationQuery {
  *
  * Room is counted per replica and summed, because the scheduler sends each request to
  * one replica: one engine with a long queue must not hide the free slots of another.
+ * Only replicas of the highest usable priority count, as only they take traffic.
  *
  * The first band may go while some replica has fewer than `target_waiting_per_replica`
  * waiting inside its engine (free batch slots count as room too), trusting the scrape
@@ -46,8 +47,13 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
   let inflight = 0;
   let minKv = Infinity;
   const target = cfg.target_waiting_per_replica;
+  // Only the highest usable priority takes traffic (the scheduler keeps lower ones as
+  // spares), so only its room counts: a spare's free slots would admit requests the
+  // scheduler then queues on the busy tier.
+  let top = -Infinity;
+  for (const e of endpoints) if (e.priority > top && usable(e, now)) top = e.priority;
   for (const e of endpoints) {
-    if (!e.ready || e.draining || e.health.blocked(now) !== null) continue;
+    if (e.priority !== top || !usable(e, now)) continue;
     replicas++;
     inflight += e.inflight;
     if (e.load === null || e.loadAt === null || now - e.loadAt > staleAfterMs) continue;
@@ -74,6 +80,10 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
   }
   if (fresh === replicas && minKv >= cfg.kv_ceiling) return `KV cache ${Math.round(minKv * 100)}% full on every replica (ceiling ${Math.round(cfg.kv_ceiling * 100)}%)`;
   return null;
+}
+
+function usable(e: EndpointState, now: number): boolean {
+  return e.ready && !e.draining && e.health.blocked(now) === null;
 }
 
 /**
