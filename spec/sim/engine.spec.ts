@@ -195,6 +195,21 @@ test('abort frees blocks at once, in the queue or mid-step, and the rest carry o
   assert.ok(h.engine.kv.numCachedBlocks > 0, 'freed blocks stay cached though they count as free');
 });
 
+test('the reported counts (what the gauges show) are refreshed once per step, as vLLM\'s scheduler stats are', () => {
+  const h = harness({ maxNumSeqs: 1 });
+  h.submit('a', 32, 3);
+  h.submit('b', 32, 3, 1);
+  assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 }, 'not counted before a step ends');
+  assert.is(h.engine.numRunning + h.engine.numWaiting, 2);
+  h.clock.advance(0); // the first step starts
+  h.clock.advance(h.steps[0]!.endMs - h.clock.now());
+  assert.is(h.engine.reported.running, 1);
+  assert.is(h.engine.reported.waiting, 1);
+  assert.ok(h.engine.reported.kvUsage > 0);
+  h.clock.runUntilIdle();
+  assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 }, 'the last step reports the engine empty');
+});
+
 test('close aborts everything and stops the loop', () => {
   const h = harness();
   const a = h.submit('a', 100, 100);

@@ -14,6 +14,8 @@
 // - a step lasts β0 + β1·prefill_tokens + β2·decode_tokens µs (calibration.md), divided by
 //   `speed`; a sequence emits its first token in the step that completes its prefill, then
 //   one token per step.
+// - the scheduler stats behind the gauges (running, waiting, KV usage) are refreshed at the
+//   end of each step, so a scrape sees a request a step after it arrived.
 //
 // Time is honest: a step's tokens are released no earlier than its simulated end. When the
 // event loop wakes late, due steps run back to back on the engine's own clock (each still
@@ -139,6 +141,14 @@ export interface EngineObserver {
   onStep?(step: StepInfo): void;
 }
 
+/** Scheduler stats as of the end of the last step. */
+export interface EngineReport {
+  running: number;
+  waiting: number;
+  /** Fraction 0–1 of KV blocks held by sequences (vllm:kv_cache_usage_perc). */
+  kvUsage: number;
+}
+
 /** Running totals, for specs and gauges; metrics counters are fed by observers. */
 export interface EngineCounters {
   steps: number;
@@ -181,6 +191,7 @@ export class SimEngine {
   private readonly live = new Map<string, Sequence>();
   private readonly observers: EngineObserver[] = [];
   private current: Step | null = null;
+  private readonly report: EngineReport = { running: 0, waiting: 0, kvUsage: 0 };
   private cancelTimer: (() => void) | null = null;
   /** Engine time: when the last step ended. */
   private clockMs: number;
@@ -225,9 +236,18 @@ export class SimEngine {
     return this.waiting.length;
   }
 
-  /** Fraction 0–1 of KV blocks held by sequences (vllm:kv_cache_usage_perc). */
+  /** Fraction 0–1 of KV blocks held by sequences. */
   get kvUsage(): number {
     return this.kv.usage();
+  }
+
+  /**
+   * The counts as the engine last reported them, which is what its gauges show: vLLM
+   * refreshes its scheduler stats once per step, so a request that just arrived is
+   * counted a step later and a router scraping the gauges sees the engine a step behind.
+   */
+  get reported(): Readonly<EngineReport> {
+    return this.report;
   }
 
   /** After close(): every new submit is refused. */
@@ -453,6 +473,9 @@ export class SimEngine {
       if (seq.numComputed < seq.tokens.length) continue; // a prefill chunk, not the last one
       this.emit(seq, t);
     }
+    this.report.running = this.running.length;
+    this.report.waiting = this.waiting.length;
+    this.report.kvUsage = this.kv.usage();
   }
 
   private emit(seq: Sequence, t: number): void {

@@ -67,7 +67,7 @@ function vllmMetrics(registry: Registry, engine: SimEngine, model: string): Engi
     labelNames,
     registers,
     collect() {
-      this.set(labels, engine.numRunning);
+      this.set(labels, engine.reported.running);
     },
   });
   new Gauge({
@@ -76,7 +76,7 @@ function vllmMetrics(registry: Registry, engine: SimEngine, model: string): Engi
     labelNames,
     registers,
     collect() {
-      this.set(labels, engine.numWaiting);
+      this.set(labels, engine.reported.waiting);
     },
   });
   new Gauge({
@@ -85,7 +85,7 @@ function vllmMetrics(registry: Registry, engine: SimEngine, model: string): Engi
     labelNames,
     registers,
     collect() {
-      this.set(labels, engine.kvUsage);
+      this.set(labels, engine.reported.kvUsage);
     },
   });
   const counter = (name: string, help: string): Counter<'engine' | 'model_name'> => {
@@ -177,10 +177,10 @@ function sglangMetrics(registry: Registry, engine: SimEngine, model: string): En
       },
     });
   };
-  gauge('sglang:num_running_reqs', 'The number of running requests.', () => engine.numRunning);
-  gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', () => engine.numWaiting);
+  gauge('sglang:num_running_reqs', 'The number of running requests.', () => engine.reported.running);
+  gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', () => engine.reported.waiting);
   gauge('sglang:num_used_tokens', 'The number of used tokens.', () => engine.kv.numUsedBlocks * BLOCK_SIZE);
-  gauge('sglang:token_usage', 'The token usage.', () => engine.kvUsage);
+  gauge('sglang:token_usage', 'The token usage.', () => engine.reported.kvUsage);
   gauge('sglang:gen_throughput', 'The generation throughput (token/s).', () => throughput.rate());
   gauge('sglang:cache_hit_rate', 'The prefix cache hit rate.', () => {
     const c = engine.counters;
