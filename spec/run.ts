@@ -1,5 +1,6 @@
 // Runs every spec (`npm test`). uvu's own CLI would hang forever on a server or worker
 // a spec forgot to close; here a leak fails the run and names what was left open.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'uvu/parse';
 import { run } from 'uvu/run';
@@ -18,6 +19,10 @@ process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
 }) as typeof process.stdout.write;
 
 const { suites } = await parse(dir, /\.spec\.js$/);
+// Specs take test/suite from support/uvu.js, which keeps uvu's report readable when a
+// spec throws one of our errors; a direct import would lose that silently.
+const direct = suites.filter((s) => /from ['"]uvu['"]/.test(readFileSync(s.file, 'utf8')));
+if (direct.length > 0) throw new Error(`import test/suite from spec/support/uvu.js, not 'uvu': ${direct.map((s) => s.name).join(', ')}`);
 await run(only ? suites.filter((s) => s.name.includes(only)) : suites, { bail: false });
 
 // uvu prints Total/Passed/Skipped; restate them as the one line CI tools read.

@@ -2,7 +2,7 @@
 // the sim engine behind the vLLM adapter as the engine it supervises.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { RunCommand } from '../../src/cli/commands/run.js';

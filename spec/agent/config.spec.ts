@@ -1,6 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { loadAgentConfig } from '../../src/agent/config/load.js';
 import type { LlmgwError } from '../../src/errors.js';

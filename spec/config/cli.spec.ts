@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { ConfigCheckCommand } from '../../src/cli/commands/config-check.js';
 import { ConfigSchemaCommand } from '../../src/cli/commands/config-schema.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { parseConfig, type ConfigProblem } from '../../src/config/index.js';
 import { editDistance, formatPath, pointerToSegments, suggest } from '../../src/config/problems.js';

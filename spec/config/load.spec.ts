@@ -1,5 +1,5 @@
 import { chmodSync } from 'node:fs';
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { LlmgwError } from '../../src/errors.js';
 import { configSchema, DEFAULT_CONFIG_SOURCE, loadConfig, parseConfig } from '../../src/config/index.js';

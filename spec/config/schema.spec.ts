@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { configSchema, configSchemaJson, parseConfig } from '../../src/config/index.js';
 import type { SchemaNode } from '../../src/config/schema.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { EndpointTable } from '../../src/router/endpoint-table.js';
 import { HEALTH } from './helpers.js';

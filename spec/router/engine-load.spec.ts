@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { endpointRegistry } from '../../src/actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../../src/actors/endpoints/health-poller.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { InflightLog } from '../../src/router/inflight-log.js';
 import { occupancy } from '../../src/router/load-estimate.js';

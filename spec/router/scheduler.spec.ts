@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { BUILTIN_ROUTING_PROFILES } from '../../src/config/routing-profiles.js';
 import type { ScorerName } from '../../src/config/types.js';

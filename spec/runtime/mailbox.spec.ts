@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { LlmgwError } from '../../src/errors.js';
 import { Mailbox } from '../../src/runtime/mailbox.js';

@@ -1,4 +1,4 @@
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { LlmgwError } from '../../src/errors.js';
 import { until } from '../support/until.js';

@@ -1,7 +1,7 @@
 // `llmgw run --role=sim` as a process: it says why when it cannot start, and it exits
 // cleanly on SIGTERM.
 
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { startProcess } from '../support/process.js';
 import { startSim } from './helpers.js';

@@ -4,7 +4,7 @@
 // ratios with wide margins: the box has two shared cores.
 
 import OpenAI from 'openai';
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { until } from '../support/until.js';

@@ -3,7 +3,7 @@
 
 import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import type { SimProcess } from './helpers.js';

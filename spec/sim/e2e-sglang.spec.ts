@@ -2,7 +2,7 @@
 // router's SGLang scraping is exercised without a GPU.
 
 import OpenAI from 'openai';
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import type { SimProcess } from './helpers.js';
 import { scrape, startSim, value, words } from './helpers.js';

@@ -1,7 +1,7 @@
 // The batching model, driven in-process on a ManualClock: every duration is exact, so
 // these specs check the scheduler's decisions and the step-time model to the microsecond.
 
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import type { EngineClock } from '../../src/sim/clock.js';
 import { ManualClock } from '../../src/sim/clock.js';

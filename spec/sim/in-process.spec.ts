@@ -1,7 +1,7 @@
 // startSimEngine inside the caller's process, as the server role runs it (possibly in a
 // worker thread): no shared metrics registry, no process-wide handlers, a clean close.
 
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { startSimEngine } from '../../src/sim/index.js';

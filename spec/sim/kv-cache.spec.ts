@@ -1,4 +1,4 @@
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { BLOCK_SIZE, KvCache, ROOT_HASH, extendBlockHashes, hashBlock } from '../../src/sim/kv-cache.js';
 

@@ -1,4 +1,4 @@
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { MAX_NATURAL_TOKENS, MIN_NATURAL_TOKENS, planOutput } from '../../src/sim/text.js';
 import { tokenize } from '../../src/sim/tokenizer.js';

@@ -1,4 +1,4 @@
-import { suite } from 'uvu';
+import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { BLOCK_SIZE, extendBlockHashes } from '../../src/sim/kv-cache.js';
 import { applyChatTemplate, pieceId, pieces, tokenize } from '../../src/sim/tokenizer.js';

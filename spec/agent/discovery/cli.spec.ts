@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { AgentInventoryCommand, parseFabricFlags } from '../../../src/cli/commands/agent-inventory.js';
 import { runCli, runInProcess } from '../../support/cli.js';

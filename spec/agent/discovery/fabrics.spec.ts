@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { resolveFabrics, type FabricResult } from '../../../src/agent/discovery/fabrics.js';
 import { discoverHcas, type DiscoveredHca } from '../../../src/agent/discovery/infiniband.js';

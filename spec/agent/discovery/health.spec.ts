@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { gpuProblems } from '../../../src/agent/discovery/health.js';
 import { parseComputeApps, parseGpuQuery, type SmiGpu } from '../../../src/agent/discovery/nvidia-smi.js';

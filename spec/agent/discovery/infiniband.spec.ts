@@ -1,6 +1,6 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { discoverHcas, isPortActive, parseEnumerated, parseLid, parseLinkLayer, parseNumaNode, parseRate } from '../../../src/agent/discovery/infiniband.js';
 import { LlmgwError } from '../../../src/errors.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { discoverInventory, type DiscoverOptions, type Inventory } from '../../../src/agent/discovery/inventory.js';
 import { LlmgwError } from '../../../src/errors.js';

@@ -1,5 +1,5 @@
 import { chmodSync } from 'node:fs';
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import {
   COMPUTE_APPS_ARGS,

@@ -1,7 +1,7 @@
 // buildLaunch as the supervisor sees it: which command is the shard, which serves HTTP,
 // what is health-checked, who waits for whom. The regressions are named after the bugs
 // the Go prototype shipped (seed: "Phase 4: make a multi-node replica able to start").
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { buildLaunch, type Launch, type ShardSpec } from '../../../src/agent/engines/index.js';
 import { LEADER_IP, NODE_IPS, OPTS, flagValue, multi, single } from './fixtures.js';

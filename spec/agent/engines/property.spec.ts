@@ -1,7 +1,7 @@
 // Randomised replicas: every rank of each is built, and the invariants that make a
 // multi-node replica able to start are checked across all of them together. The seed is
 // printed with every failure; LLMGW_SPEC_SEED=<n> replays one.
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { buildLaunch, validateShard, type Launch, type LaunchCommand, type ShardGpu, type ShardSpec, type ShardTransport } from '../../../src/agent/engines/index.js';
 import { OPTS, flagValue } from './fixtures.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { buildLaunch, type ShardSpec } from '../../../src/agent/engines/index.js';
 import { OPTS, fabricEnv, multi, single } from './fixtures.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { buildLaunch, vllmCommands, type LaunchCommand } from '../../../src/agent/engines/index.js';
 import { DEFAULT_LAUNCH_OPTIONS } from '../../../src/agent/engines/shard-spec.js';

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { suite } from 'uvu';
+import { suite } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { groupAlive, readFingerprint, signalGroup, spawnGroup, type ShardRecord } from '../../../src/agent/supervisor/index.js';

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { groupAlive, readFingerprint, signalGroup, spawnGroup, stopGroup } from '../../../src/agent/supervisor/index.js';
 import { until } from '../../support/until.js';

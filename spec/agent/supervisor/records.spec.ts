@@ -2,7 +2,7 @@
 // state machine's table and the adoption rules, each against the cases that matter.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { OutputLog, canTransition, isTerminal, judgeLeftover, parseLeftover, parseProcStat, type ProcessFingerprint } from '../../../src/agent/supervisor/index.js';
 import { buildLaunch } from '../../../src/agent/engines/index.js';

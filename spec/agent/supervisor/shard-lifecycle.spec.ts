@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { suite } from 'uvu';
+import { suite } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { groupAlive, parseProcStat, signalGroup, type ShardRecord } from '../../../src/agent/supervisor/index.js';

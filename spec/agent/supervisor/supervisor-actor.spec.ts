@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { supervisorActor } from '../../../src/actors/agent/supervisor-actor.js';
 import { findOrphans, groupAlive } from '../../../src/agent/supervisor/index.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import type { LlmgwError } from '../../../src/errors.js';
 import { AdmissionQueue, type Ticket } from '../../../src/router/admission/admission-queue.js';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import type { AdmissionConfig } from '../../../src/config/types.js';
 import { Admission } from '../../../src/router/admission/admission.js';

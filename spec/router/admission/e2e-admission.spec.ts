@@ -4,7 +4,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { suite } from 'uvu';
+import { suite } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import type { BandStats } from '../../../src/router/admission/admission-queue.js';
