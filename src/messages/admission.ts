@@ -1,11 +1,18 @@
 import type { BandStats } from '../router/admission/admission-queue.js';
 import type { Ask } from '../runtime/protocol.js';
 
+export interface BandView extends BandStats {
+  /** How long the oldest request of the band has waited, ms; null when none waits. */
+  oldestWaitMs: number | null;
+  /** Why a request of this band arriving now would queue, or null when it would go at once. */
+  held: string | null;
+}
+
 export interface ModelAdmissionStats {
   model: string;
-  /** Why the model's engines count as saturated now, or null. */
+  /** Why the model's engines count as saturated now for the first band, or null. */
   saturated: string | null;
-  bands: BandStats[];
+  bands: BandView[];
 }
 
 /** Protocol of the admission actor (main thread, beside the data port). */

@@ -8,6 +8,7 @@ import { suite } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import type { BandStats } from '../../../src/router/admission/admission-queue.js';
+import { runCli } from '../../support/cli.js';
 import { startProcess, type Started } from '../../support/process.js';
 import { until } from '../../support/until.js';
 
@@ -168,6 +169,14 @@ test('a client that disconnects while queued leaves the queue at once', async ()
   const ac = new AbortController();
   const leaving = send({ 'x-llmgw-priority': 'silver' }, 1, url, ac.signal).catch((e: Error) => e);
   await until(async () => (await bands()).get('silver')!.queued === before.queued + 1, 'queued');
+  // What an operator sees meanwhile: the queue, its oldest wait, and why each band waits.
+  const ctl = await runCli(['ctl', 'admission', '--admin', admin]);
+  assert.is(ctl.code, 0, ctl.stderr);
+  assert.match(ctl.stdout, /^MODEL\s+BAND\s+QUEUED\s+OLDEST\s+ADMITTED/);
+  assert.match(ctl.stdout, /\nm\s+platinum\s+0\s+-\s+\d+\s+0\s+0\s+0\s*\n/, 'platinum would go at once: the reserved slot');
+  assert.match(ctl.stdout, /\nm\s+gold\s+0\s+-\s+.*no free batch slot on 1 replicas beyond the reserved ones/);
+  assert.match(ctl.stdout, /\nm\s+silver\s+1\s+\d+\.\ds\s+\d+\s+0\s+0\s+\d+\s+requests of its band or above are queued ahead/);
+  assert.match(ctl.stdout, /\nm\s+bronze\s+[2-9]\s+\d+\.\ds\s/);
   ac.abort();
   await leaving;
   await until(async () => {

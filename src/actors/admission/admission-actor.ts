@@ -33,7 +33,11 @@ export const admissionActor = defineActor<AdmissionMsg>()({
     },
     stats: (s) => {
       const now = Date.now();
-      return [...s.admissions.values()].map((a) => ({ model: a.model, saturated: a.saturated(now), bands: a.queue.stats() }));
+      return [...s.admissions.values()].map((a) => ({
+        model: a.model,
+        saturated: a.saturated(now),
+        bands: a.queue.stats().map((b, i) => ({ ...b, oldestWaitMs: a.queue.oldestWait(i, now), held: a.holdReason(i, now) })),
+      }));
     },
   },
   stop: (s) => {

@@ -151,6 +151,12 @@ export class AdmissionQueue {
     return this.bands.map((b, i) => ({ band: b.name, queued: this.depth(i), ...this.counts[i]! }));
   }
 
+  /** How long the head of `band` has waited, ms; null when none waits. */
+  oldestWait(band: number, now: number): number | null {
+    const head = this.queues[band]![this.heads[band]!];
+    return head === undefined ? null : now - head.enqueuedAt;
+  }
+
   depth(band: number): number {
     return this.queues[band]!.length - this.heads[band]!;
   }

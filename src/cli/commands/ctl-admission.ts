@@ -1,0 +1,63 @@
+import { Command } from 'clipanion';
+import { LlmgwError } from '../../errors.js';
+import type { ModelAdmissionStats } from '../../messages/admission.js';
+import { adminGet, adminOption, formatTable, jsonOption, tokenOption } from '../admin-client.js';
+
+/** What /admin/v1/admission returns. */
+interface AdmissionView {
+  enabled: boolean;
+  models: ModelAdmissionStats[];
+}
+
+/** `llmgw ctl admission`: the admission queues per model and band, and why a band waits. */
+export class CtlAdmissionCommand extends Command {
+  static override paths = [['ctl', 'admission']];
+  static override usage = Command.Usage({
+    category: 'ctl',
+    description: 'Show the admission queues: depth, oldest wait and outcomes per band, and why a band waits',
+    details:
+      'One line per model and band: requests queued now and how long the oldest has waited; admitted, shed (429), timed out (503) and cancelled since start; and why a request of the band arriving now would queue (empty: it would go at once). `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
+    examples: [
+      ['Table', 'llmgw ctl admission --admin http://127.0.0.1:4001'],
+      ['JSON', 'llmgw ctl admission --json'],
+    ],
+  });
+
+  admin = adminOption();
+  token = tokenOption();
+  json = jsonOption();
+
+  override async execute(): Promise<number> {
+    let view: AdmissionView;
+    try {
+      view = await adminGet<AdmissionView>(this.admin, this.token, '/admin/v1/admission');
+    } catch (err) {
+      this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
+      return 1;
+    }
+    if (this.json) this.context.stdout.write(JSON.stringify(view, null, 2) + '\n');
+    else if (!view.enabled) this.context.stdout.write('admission is off (router.admission.enabled: false): every request goes to an engine at once\n');
+    else this.context.stdout.write(renderAdmission(view.models));
+    return 0;
+  }
+}
+
+export function renderAdmission(models: ModelAdmissionStats[]): string {
+  const rows = [['MODEL', 'BAND', 'QUEUED', 'OLDEST', 'ADMITTED', 'SHED', 'TIMED-OUT', 'CANCELLED', 'WAITS BECAUSE']];
+  for (const m of models) {
+    for (const b of m.bands) {
+      rows.push([
+        m.model,
+        b.band,
+        String(b.queued),
+        b.oldestWaitMs === null ? '-' : `${(b.oldestWaitMs / 1000).toFixed(1)}s`,
+        String(b.admitted),
+        String(b.shed),
+        String(b.timedOut),
+        String(b.cancelled),
+        b.held ?? '',
+      ]);
+    }
+  }
+  return formatTable(rows);
+}
