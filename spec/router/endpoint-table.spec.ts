@@ -36,4 +36,23 @@ test('an endpoint whose URL changed is a new endpoint: its old state does not ca
   await table.close();
 });
 
+test('an engine back from being down has its batch capacity learnt again', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  const probe = (ready: boolean, waiting: number, running: number, at: number) =>
+    table.apply({ id: 'a', ready, reason: ready ? null : 'down', models: ['m'], at, load: ready ? { waiting, running, kvUsage: 0.5 } : null, loadError: ready ? null : 'down' });
+  probe(true, 3, 16, 1);
+  probe(true, 2, 16, 2);
+  assert.is(e.batchCapacity, 16, 'two scrapes in a row with requests waiting');
+  probe(true, 4, 16, 3);
+  assert.is(e.batchCapacity, 16, 'kept while it stays up');
+  probe(false, 0, 0, 4);
+  assert.is(e.batchCapacity, 16, 'kept while it is down: nothing else is known');
+  probe(true, 1, 8, 5);
+  assert.is(e.batchCapacity, null, 'back up: forgotten');
+  probe(true, 1, 8, 6);
+  assert.is(e.batchCapacity, 8, 'and learnt again, smaller');
+  await table.close();
+});
+
 test.run();

@@ -122,6 +122,12 @@ export class EndpointTable {
   apply(probe: EndpointProbe): void {
     const e = this.byId.get(probe.id);
     if (!e) return;
+    // An engine that was down may be back with other settings (a smaller max_num_seqs,
+    // less KV cache): what was learnt of its batch is learnt again.
+    if (probe.ready && !e.ready) {
+      e.batchCapacity = null;
+      e.queuedScrapes = 0;
+    }
     e.ready = probe.ready;
     e.reason = probe.reason;
     e.probedAt = probe.at;
