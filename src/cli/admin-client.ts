@@ -1,4 +1,4 @@
-import { Option } from 'clipanion';
+import { Command, Option } from 'clipanion';
 import { request } from 'undici';
 import { LlmgwError } from '../errors.js';
 
@@ -24,6 +24,31 @@ export async function adminGet<T>(admin: string | undefined, token: string | und
     throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `${url.href}: ${msg}`);
   }
   return body as T;
+}
+
+/**
+ * A `llmgw ctl` command that shows one admin API view: as a table, or as JSON with
+ * `--json`. An unreachable or refusing admin port is one line on stderr and exit 1.
+ */
+export abstract class AdminViewCommand<T> extends Command {
+  admin = adminOption();
+  token = tokenOption();
+  json = jsonOption();
+
+  protected abstract readonly apiPath: string;
+  protected abstract render(view: T): string;
+
+  override async execute(): Promise<number> {
+    let view: T;
+    try {
+      view = await adminGet<T>(this.admin, this.token, this.apiPath);
+    } catch (err) {
+      this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
+      return 1;
+    }
+    this.context.stdout.write(this.json ? JSON.stringify(view, null, 2) + '\n' : this.render(view));
+    return 0;
+  }
 }
 
 /** Left-aligned columns, two spaces apart; the first row is the header. */

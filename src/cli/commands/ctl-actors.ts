@@ -1,10 +1,9 @@
 import { Command } from 'clipanion';
-import { LlmgwError } from '../../errors.js';
 import type { ActorStats } from '../../runtime/index.js';
-import { adminGet, adminOption, formatTable, jsonOption, tokenOption } from '../admin-client.js';
+import { AdminViewCommand, formatTable } from '../admin-client.js';
 
 /** `llmgw ctl actors`: every mailbox of a running process, from its admin port. */
-export class CtlActorsCommand extends Command {
+export class CtlActorsCommand extends AdminViewCommand<ActorStats[]> {
   static override paths = [['ctl', 'actors']];
   static override usage = Command.Usage({
     category: 'ctl',
@@ -16,25 +15,8 @@ export class CtlActorsCommand extends Command {
     ],
   });
 
-  admin = adminOption();
-  token = tokenOption();
-  json = jsonOption();
-
-  override async execute(): Promise<number> {
-    let actors: ActorStats[];
-    try {
-      actors = await adminGet<ActorStats[]>(this.admin, this.token, '/admin/v1/actors');
-    } catch (err) {
-      this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
-      return 1;
-    }
-    if (this.json) {
-      this.context.stdout.write(JSON.stringify(actors, null, 2) + '\n');
-      return 0;
-    }
-    this.context.stdout.write(renderTable(actors));
-    return 0;
-  }
+  protected readonly apiPath = '/admin/v1/actors';
+  protected render = renderTable;
 }
 
 export function renderTable(actors: ActorStats[]): string {

@@ -1,7 +1,6 @@
 import { Command } from 'clipanion';
-import { LlmgwError } from '../../errors.js';
 import type { ModelAdmissionStats } from '../../messages/admission.js';
-import { adminGet, adminOption, formatTable, jsonOption, tokenOption } from '../admin-client.js';
+import { AdminViewCommand, formatTable } from '../admin-client.js';
 
 /** What /admin/v1/admission returns. */
 interface AdmissionView {
@@ -10,7 +9,7 @@ interface AdmissionView {
 }
 
 /** `llmgw ctl admission`: the admission queues per model and band, and why a band waits. */
-export class CtlAdmissionCommand extends Command {
+export class CtlAdmissionCommand extends AdminViewCommand<AdmissionView> {
   static override paths = [['ctl', 'admission']];
   static override usage = Command.Usage({
     category: 'ctl',
@@ -23,22 +22,9 @@ export class CtlAdmissionCommand extends Command {
     ],
   });
 
-  admin = adminOption();
-  token = tokenOption();
-  json = jsonOption();
-
-  override async execute(): Promise<number> {
-    let view: AdmissionView;
-    try {
-      view = await adminGet<AdmissionView>(this.admin, this.token, '/admin/v1/admission');
-    } catch (err) {
-      this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
-      return 1;
-    }
-    if (this.json) this.context.stdout.write(JSON.stringify(view, null, 2) + '\n');
-    else if (!view.enabled) this.context.stdout.write('admission is off (router.admission.enabled: false): every request goes to an engine at once\n');
-    else this.context.stdout.write(renderAdmission(view.models));
-    return 0;
+  protected readonly apiPath = '/admin/v1/admission';
+  protected render(view: AdmissionView): string {
+    return view.enabled ? renderAdmission(view.models) : 'admission is off (router.admission.enabled: false): every request goes to an engine at once\n';
   }
 }
 

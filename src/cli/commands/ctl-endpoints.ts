@@ -1,6 +1,5 @@
 import { Command } from 'clipanion';
-import { LlmgwError } from '../../errors.js';
-import { adminGet, adminOption, formatTable, jsonOption, tokenOption } from '../admin-client.js';
+import { AdminViewCommand, formatTable } from '../admin-client.js';
 
 /** What /admin/v1/endpoints returns per endpoint (the fields this command shows). */
 interface EndpointView {
@@ -19,7 +18,7 @@ interface EndpointView {
 }
 
 /** `llmgw ctl endpoints`: the router's view of every engine, and why one takes no traffic. */
-export class CtlEndpointsCommand extends Command {
+export class CtlEndpointsCommand extends AdminViewCommand<EndpointView[]> {
   static override paths = [['ctl', 'endpoints']];
   static override usage = Command.Usage({
     category: 'ctl',
@@ -32,21 +31,8 @@ export class CtlEndpointsCommand extends Command {
     ],
   });
 
-  admin = adminOption();
-  token = tokenOption();
-  json = jsonOption();
-
-  override async execute(): Promise<number> {
-    let endpoints: EndpointView[];
-    try {
-      endpoints = await adminGet<EndpointView[]>(this.admin, this.token, '/admin/v1/endpoints');
-    } catch (err) {
-      this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
-      return 1;
-    }
-    this.context.stdout.write(this.json ? JSON.stringify(endpoints, null, 2) + '\n' : renderEndpoints(endpoints));
-    return 0;
-  }
+  protected readonly apiPath = '/admin/v1/endpoints';
+  protected render = renderEndpoints;
 }
 
 export function renderEndpoints(endpoints: EndpointView[]): string {
