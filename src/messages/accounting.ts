@@ -53,6 +53,7 @@ export interface UsageTotals {
 
 /** Protocol of the accounting actor: records in, totals and recent records out. */
 export type AccountingMsg =
-  | { type: 'record'; record: UsageRecord }
+  /** Records of requests that ended in one event-loop turn of the data port (see UsageBatcher). */
+  | { type: 'records'; records: UsageRecord[] }
   | ({ type: 'recent'; limit: number } & Ask<UsageRecord[]>)
   | ({ type: 'totals' } & Ask<UsageTotals>);

@@ -1,4 +1,5 @@
 import { accounting } from '../actors/accounting/accounting.js';
+import { UsageBatcher } from '../actors/accounting/usage-batcher.js';
 import { admissionActor } from '../actors/admission/admission-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
@@ -80,6 +81,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
 
   const prefixIndex = new PrefixIndex(r.prefix.index_entries);
   const usage = system.ref<AccountingMsg>(ACCOUNTING);
+  const records = new UsageBatcher(usage);
   const dataPort = createDataPort({
     catalog: new Catalog(config.models),
     table,
@@ -89,7 +91,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     prefixIndex,
     router: r,
     cpu: system.cpu,
-    usage: (record) => usage.tell({ type: 'record', record }),
+    usage: records.add,
     admissions,
   });
   const adminPort = createAdminPort({ system, table, token: config.admin_token, registries: [endpointMetrics(table), ...(admissions ? [admissionMetrics(admissions)] : [])], accounting: usage, admission: admissions ? system.ref<AdmissionMsg>('admission') : null });
@@ -101,6 +103,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     (closing ??= (async () => {
       log.info('shutting down: refusing new connections, letting requests in flight finish');
       await Promise.all([drain(dataPort, config.runtime.shutdown_timeout_ms), drain(adminPort, 1_000)]);
+      records.flush();
       await system.shutdown();
       await table.close();
       log.info('stopped');

@@ -17,9 +17,9 @@ interface State {
 
 /**
  * Receives one usage record per request from the data port and turns it into the
- * request metrics and running totals. It runs off the main thread: the data port pays
- * one tell per request (well under a microsecond of its time) and prom-client's label
- * lookups happen here. Tenancy (budgets, the usage store) will consume the same stream.
+ * request metrics and running totals. It runs off the main thread: the data port sends
+ * the records of each event-loop turn as one message (a postMessage per record cost it
+ * ~6% of its CPU at 7k req/s) and prom-client's label lookups happen here. Tenancy (budgets, the usage store) will consume the same stream.
  */
 export const accounting = defineActor<AccountingMsg>()({
   kind: 'accounting',
@@ -35,38 +35,8 @@ export const accounting = defineActor<AccountingMsg>()({
     m: requestMetrics(ctx.metrics),
   }),
   handlers: {
-    record: (s, { record: r }) => {
-      if (s.ring.length < s.args.recent) s.ring.push(r);
-      else s.ring[s.next] = r;
-      s.next = (s.next + 1) % s.args.recent;
-
-      const t = s.totals;
-      t.requests++;
-      t.promptTokens += r.promptTokens;
-      t.completionTokens += r.completionTokens;
-      t.cachedTokens += r.cachedTokens;
-      const model = r.modelServed ?? r.modelAsked;
-      const per = (t.byModel[model] ??= { requests: 0, promptTokens: 0, completionTokens: 0, errors: 0 });
-      per.requests++;
-      per.promptTokens += r.promptTokens;
-      per.completionTokens += r.completionTokens;
-      if (r.status >= 400) per.errors++;
-
-      const { m } = s;
-      m.requests.inc({ model, endpoint: r.endpoint ?? '', status: String(r.status) });
-      m.duration.observe({ model }, r.durationMs / 1000);
-      if (r.ttftMs !== null) m.ttft.observe({ model, stream: String(r.stream) }, r.ttftMs / 1000);
-      if (r.band !== null) {
-        const outcome = r.error === 'LLMGW_QUEUE_FULL' ? 'shed' : r.error === 'LLMGW_QUEUE_TIMEOUT' ? 'timed_out' : r.status === 499 && r.attempts === 0 ? 'cancelled' : 'admitted';
-        m.admission.inc({ model, band: r.band, outcome });
-        if (outcome === 'admitted') m.queue.observe({ model, band: r.band }, r.queueMs / 1000);
-      }
-      if (r.promptTokens > 0) m.tokens.inc({ model, kind: 'prompt' }, r.promptTokens);
-      if (r.completionTokens > 0) m.tokens.inc({ model, kind: 'completion' }, r.completionTokens);
-      if (r.cachedTokens > 0) m.tokens.inc({ model, kind: 'cached' }, r.cachedTokens);
-      if (r.attempts > 1) m.retries.inc({ model }, r.attempts - 1);
-      if (r.fallback && r.modelServed !== null) m.fallbacks.inc({ asked: r.modelAsked, served: r.modelServed });
-      if (r.attempts > 0) m.schedule.observe(r.scheduleMicros / 1e6 / r.attempts);
+    records: (s, { records }) => {
+      for (const r of records) add(s, r);
     },
     recent: (s, { limit }) => {
       // Oldest first, newest last.
@@ -118,4 +88,39 @@ function createRequestMetrics(registry: Registry) {
       registers,
     }),
   };
+}
+
+/** One request's record into the ring, the totals and the request metrics. */
+function add(s: State, r: UsageRecord): void {
+  if (s.ring.length < s.args.recent) s.ring.push(r);
+  else s.ring[s.next] = r;
+  s.next = (s.next + 1) % s.args.recent;
+
+  const t = s.totals;
+  t.requests++;
+  t.promptTokens += r.promptTokens;
+  t.completionTokens += r.completionTokens;
+  t.cachedTokens += r.cachedTokens;
+  const model = r.modelServed ?? r.modelAsked;
+  const per = (t.byModel[model] ??= { requests: 0, promptTokens: 0, completionTokens: 0, errors: 0 });
+  per.requests++;
+  per.promptTokens += r.promptTokens;
+  per.completionTokens += r.completionTokens;
+  if (r.status >= 400) per.errors++;
+
+  const { m } = s;
+  m.requests.inc({ model, endpoint: r.endpoint ?? '', status: String(r.status) });
+  m.duration.observe({ model }, r.durationMs / 1000);
+  if (r.ttftMs !== null) m.ttft.observe({ model, stream: String(r.stream) }, r.ttftMs / 1000);
+  if (r.band !== null) {
+    const outcome = r.error === 'LLMGW_QUEUE_FULL' ? 'shed' : r.error === 'LLMGW_QUEUE_TIMEOUT' ? 'timed_out' : r.status === 499 && r.attempts === 0 ? 'cancelled' : 'admitted';
+    m.admission.inc({ model, band: r.band, outcome });
+    if (outcome === 'admitted') m.queue.observe({ model, band: r.band }, r.queueMs / 1000);
+  }
+  if (r.promptTokens > 0) m.tokens.inc({ model, kind: 'prompt' }, r.promptTokens);
+  if (r.completionTokens > 0) m.tokens.inc({ model, kind: 'completion' }, r.completionTokens);
+  if (r.cachedTokens > 0) m.tokens.inc({ model, kind: 'cached' }, r.cachedTokens);
+  if (r.attempts > 1) m.retries.inc({ model }, r.attempts - 1);
+  if (r.fallback && r.modelServed !== null) m.fallbacks.inc({ asked: r.modelAsked, served: r.modelServed });
+  if (r.attempts > 0) m.schedule.observe(r.scheduleMicros / 1e6 / r.attempts);
 }
