@@ -36,7 +36,7 @@ test('an endpoint whose URL changed is a new endpoint: its old state does not ca
   await table.close();
 });
 
-test('an engine back from being down has its batch capacity learnt again', async () => {
+test('an engine back after being down long enough to have restarted has its batch capacity learnt again', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
   const probe = (ready: boolean, waiting: number, running: number, at: number) =>
@@ -44,13 +44,15 @@ test('an engine back from being down has its batch capacity learnt again', async
   probe(true, 3, 16, 1);
   probe(true, 2, 16, 2);
   assert.is(e.batchCapacity, 16, 'two scrapes in a row with requests waiting');
-  probe(true, 4, 16, 3);
-  assert.is(e.batchCapacity, 16, 'kept while it stays up');
-  probe(false, 0, 0, 4);
+  probe(false, 0, 0, 1_000);
+  probe(true, 1, 8, 2_000);
+  assert.is(e.batchCapacity, 16, 'a probe that failed for a second is not a restart');
+  probe(false, 0, 0, 3_000);
+  probe(false, 0, 0, 8_000);
   assert.is(e.batchCapacity, 16, 'kept while it is down: nothing else is known');
-  probe(true, 1, 8, 5);
-  assert.is(e.batchCapacity, null, 'back up: forgotten');
-  probe(true, 1, 8, 6);
+  probe(true, 1, 8, 13_000);
+  assert.is(e.batchCapacity, null, 'back after 10 s down: forgotten');
+  probe(true, 1, 8, 13_100);
   assert.is(e.batchCapacity, 8, 'and learnt again, smaller');
   await table.close();
 });

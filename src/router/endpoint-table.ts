@@ -4,6 +4,9 @@ import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint
 import { InflightLog } from './inflight-log.js';
 import type { EngineLoad } from './scrape/engine-load.js';
 
+/** Down at least this long, an engine is taken to have restarted: its batch capacity is learnt again. */
+const RELEARN_AFTER_DOWN_MS = 10_000;
+
 export interface EndpointSpec {
   id: string;
   url: string;
@@ -35,6 +38,8 @@ export interface EndpointState extends EndpointSpec {
   batchCapacity: number | null;
   /** Consecutive scrapes that showed requests waiting. */
   queuedScrapes: number;
+  /** When a ready endpoint last turned not ready; null while ready (or never ready yet). */
+  downSince: number | null;
   /** Requests this process has in flight to the endpoint: always current, unlike scraped metrics. */
   inflight: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
@@ -75,6 +80,7 @@ export class EndpointTable {
       inflightLog: new InflightLog(),
       batchCapacity: null,
       queuedScrapes: 0,
+      downSince: null,
       inflight: 0,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
@@ -122,12 +128,16 @@ export class EndpointTable {
   apply(probe: EndpointProbe): void {
     const e = this.byId.get(probe.id);
     if (!e) return;
-    // An engine that was down may be back with other settings (a smaller max_num_seqs,
-    // less KV cache): what was learnt of its batch is learnt again.
-    if (probe.ready && !e.ready) {
+    // An engine down long enough to have been restarted may be back with other settings
+    // (a smaller max_num_seqs, less KV cache): its batch is learnt again. A probe that
+    // failed once under load is not a restart, and relearning then would let a slow start
+    // overfill a busy engine.
+    if (!probe.ready && e.ready) e.downSince = probe.at;
+    if (probe.ready && !e.ready && e.downSince !== null && probe.at - e.downSince >= RELEARN_AFTER_DOWN_MS) {
       e.batchCapacity = null;
       e.queuedScrapes = 0;
     }
+    if (probe.ready) e.downSince = null;
     e.ready = probe.ready;
     e.reason = probe.reason;
     e.probedAt = probe.at;
