@@ -155,21 +155,21 @@ export function createDataPort(opts: DataPortOptions): Server {
 
     // A request released from the queue counts as load in transit until an endpoint
     // counts it in flight: in between, others must not be released into the same room.
-    let inTransit = false;
-    const sent = (): void => {
-      if (inTransit) admission!.dispatched();
-      inTransit = false;
-    };
+    let sent: (() => void) | null = null;
     if (admission && !admission.tryAdmit(band, Date.now())) {
       if (log.enabled('debug')) log.debug('queued', { request: record.id, model: entry.name, band: record.band, why: admission.holdReason(band, Date.now()) });
       if (!(await queue(admission, band, req, res, record, arrived))) return;
-      inTransit = true;
+      let inTransit = true;
+      sent = () => {
+        if (inTransit) admission.dispatched();
+        inTransit = false;
+      };
     }
     try {
       const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
       await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived, onSent: sent });
     } finally {
-      sent();
+      sent?.();
       // Whatever the ending, the request no longer holds capacity: those waiting may go.
       admission?.finished(band, Date.now());
     }

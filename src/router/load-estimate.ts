@@ -19,7 +19,7 @@ import type { EndpointState } from './endpoint-table.js';
 export type Lean = 'busy' | 'idle';
 
 /** Requests sent minus requests finished since the scrape: negative when more finished. */
-export function sinceScrape(e: EndpointState): number {
+function sinceScrape(e: EndpointState): number {
   return e.inflight - e.inflightAtLoad;
 }
 

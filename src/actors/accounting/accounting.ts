@@ -19,7 +19,8 @@ interface State {
  * Receives one usage record per request from the data port and turns it into the
  * request metrics and running totals. It runs off the main thread: the data port sends
  * the records of each event-loop turn as one message (a postMessage per record cost it
- * ~6% of its CPU at 7k req/s) and prom-client's label lookups happen here. Tenancy (budgets, the usage store) will consume the same stream.
+ * ~6% of its CPU at 7k req/s) and prom-client's label lookups happen here. Tenancy
+ * (budgets, the usage store) will consume the same stream.
  */
 export const accounting = defineActor<AccountingMsg>()({
   kind: 'accounting',

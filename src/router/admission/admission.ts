@@ -54,7 +54,7 @@ export class Admission {
 
   /** True when the request may go now (and it is counted as admitted; call `finished` when it ends). */
   tryAdmit(band: number, now: number): boolean {
-    if (this.queue.waitingAhead(band, now) || this.saturated(now, band) !== null) return false;
+    if (this.holdReason(band, now) !== null) return false;
     this.queue.admittedDirectly(band);
     if (band === 0) this.admittedTop(now);
     return true;

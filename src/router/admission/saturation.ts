@@ -58,10 +58,14 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
     inflight += e.inflight;
     if (e.load === null || e.loadAt === null || now - e.loadAt > staleAfterMs) continue;
     fresh++;
-    const b = backlog(e, cfg.kv_ceiling, 'idle');
-    waiting += Math.max(0, b);
-    room += Math.max(0, target - b);
-    free += freeSlots(e, cfg, q.slowStart);
+    // Each band reads only its own rule's figures: this runs on every request.
+    if (q.holdBack === null) {
+      const b = backlog(e, cfg.kv_ceiling, 'idle');
+      waiting += Math.max(0, b);
+      room += Math.max(0, target - b);
+    } else {
+      free += freeSlots(e, cfg, q.slowStart);
+    }
     minKv = Math.min(minKv, e.load.kvUsage ?? 0);
   }
   // No usable replica is not saturation: the dispatcher answers that with a 503 at once.
