@@ -27,6 +27,8 @@ const CODES = {
   LLMGW_NO_ENDPOINT: { status: 503, type: 'server_error' },
   LLMGW_UPSTREAM_FAILED: { status: 502, type: 'server_error' },
   LLMGW_UPSTREAM_TIMEOUT: { status: 504, type: 'server_error' },
+  // the request failed the same way on two endpoints: not retried further, it may be what breaks them
+  LLMGW_REQUEST_POISONED: { status: 502, type: 'server_error' },
   LLMGW_UNAUTHORIZED: { status: 401, type: 'invalid_request_error' },
   // admission: shed from a full queue, or waited too long in it
   LLMGW_QUEUE_FULL: { status: 429, type: 'rate_limit_error' },

@@ -21,6 +21,7 @@ const record = (id: string): UsageRecord => ({
   promptTokens: 3,
   completionTokens: 5,
   cachedTokens: 0,
+  usageEstimated: false,
   ttftMs: 1,
   durationMs: 2,
   queueMs: 0,
@@ -33,7 +34,7 @@ const record = (id: string): UsageRecord => ({
 test('records added in one turn travel together; none is lost, flush sends what is pending at once', async () => {
   const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
   try {
-    const ref = await system.spawn(accounting, { name: 'accounting', thread: 'telemetry', args: { recent: 100 } });
+    const ref = await system.spawn(accounting, { name: 'accounting', thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
     const batcher = new UsageBatcher(ref);
     const processed = async (): Promise<number> => (await system.stats()).find((s) => s.name === 'accounting')!.processed;
     const before = await processed();

@@ -41,6 +41,8 @@ router:
     aging_ms: 2000
   retries:
     max_attempts: 2
+    budget_percent: 30
+    min_retry_concurrency: 5
   cooldown:
     failures: 3
     ms: 600
@@ -119,7 +121,7 @@ test('a config that sets every key is read as written', () => {
       max_queued: 40,
       aging_ms: 2000,
     },
-    retries: { max_attempts: 2 },
+    retries: { max_attempts: 2, budget_percent: 30, min_retry_concurrency: 5 },
     cooldown: { failures: 3, ms: 600 },
     breaker: { failures: 7, open_ms: 700, max_open_ms: 800 },
     prefix: { block_chars: 128, max_blocks: 64, index_entries: 1000, offload_bytes: 9000 },
@@ -166,7 +168,7 @@ test('every default is filled in, and optional keys stay unset', () => {
       max_queued: 10000,
       aging_ms: 10000,
     },
-    retries: { max_attempts: 3 },
+    retries: { max_attempts: 3, budget_percent: 20, min_retry_concurrency: 3 },
     cooldown: { failures: 2, ms: 2000 },
     breaker: { failures: 5, open_ms: 10000, max_open_ms: 300000 },
     prefix: { block_chars: 256, max_blocks: 256, index_entries: 200000, offload_bytes: 32768 },

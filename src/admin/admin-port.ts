@@ -18,6 +18,15 @@ export interface AdminPortOptions {
   accounting: ActorRef<AccountingMsg>;
   /** Null when admission control is off. */
   admission: ActorRef<AdmissionMsg> | null;
+  /** How a shutdown's drain stands; null while the server is not shutting down. */
+  drain?: () => DrainStatus | null;
+}
+
+export interface DrainStatus {
+  /** Requests still being served. */
+  inFlight: number;
+  /** When those still running are cut, ms from now. */
+  cutInMs: number;
 }
 
 /**
@@ -40,7 +49,11 @@ export function createAdminPort(opts: AdminPortOptions): Server {
     const path = url.pathname;
     const run = async (): Promise<void> => {
       if (req.method !== 'GET') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`));
-      if (path === '/health') return sendJson(res, 200, { status: 'ok' });
+      if (path === '/health') {
+        // Through a shutdown the admin port stays up and says how the drain goes.
+        const drain = opts.drain?.() ?? null;
+        return drain ? sendJson(res, 503, { status: 'draining', in_flight: drain.inFlight, cut_in_ms: drain.cutInMs }) : sendJson(res, 200, { status: 'ok' });
+      }
       if (path === '/metrics') {
         const merged = Registry.merge([processRegistry, ...opts.registries, await opts.system.metrics()]);
         const text = await merged.metrics();

@@ -22,10 +22,10 @@ export interface RouterConfig {
   readonly stale_after_ms: number;
   readonly default_profile: string;
   readonly profiles: readonly RoutingProfileConfig[];
-  readonly retries: { readonly max_attempts: number };
+  readonly retries: { readonly max_attempts: number; readonly budget_percent: number; readonly min_retry_concurrency: number };
   readonly cooldown: { readonly failures: number; readonly ms: number };
   readonly breaker: { readonly failures: number; readonly open_ms: number; readonly max_open_ms: number };
-  readonly prefix: { readonly block_chars: number; readonly max_blocks: number; readonly index_entries: number; readonly offload_bytes: number };
+  readonly prefix: PrefixConfig;
   readonly admission: AdmissionConfig;
 }
 
@@ -46,6 +46,13 @@ export interface AdmissionConfig {
   readonly stale_inflight_per_replica: number;
   readonly max_queued: number;
   readonly aging_ms: number;
+}
+
+export interface PrefixConfig {
+  readonly block_chars: number;
+  readonly max_blocks: number;
+  readonly index_entries: number;
+  readonly offload_bytes: number;
 }
 
 export const SCORER_NAMES = ['queue', 'kv', 'inflight', 'prefix', 'session', 'weight'] as const;

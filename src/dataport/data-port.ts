@@ -5,17 +5,23 @@ import { LlmgwError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { UsageRecord } from '../messages/accounting.js';
 import type { Admission } from '../router/admission/admission.js';
-import type { Catalog, CatalogEntry } from '../router/catalog.js';
-import type { EndpointState, EndpointTable } from '../router/endpoint-table.js';
+import type { Catalog } from '../router/catalog.js';
+import type { EndpointTable } from '../router/endpoint-table.js';
+import { RetryBudget } from '../router/retry-budget.js';
 import type { PrefixIndex } from '../router/scheduler/prefix-index.js';
 import type { Scheduler } from '../router/scheduler/scheduler.js';
-import type { Profile, RouteRequest } from '../router/scheduler/types.js';
+import type { Profile } from '../router/scheduler/types.js';
 import type { CpuRunner } from '../runtime/index.js';
-import { hashPrefix } from '../tasks/prefix-hash.js';
-import { forward, type Outcome } from './forward.js';
-import { promptText, sessionKey } from './prompt.js';
-import { discardBody, readBody } from './read-body.js';
+import { buildModelRoutes } from './model-routes.js';
+import { compose } from './pipeline.js';
+import type { InferencePath, RequestContext } from './request-context.js';
 import { sendError, sendJson } from './respond.js';
+import { accountStage } from './stages/account.js';
+import { admitStage } from './stages/admit.js';
+import { forwardStage } from './stages/forward.js';
+import { parseStage } from './stages/parse.js';
+import { resolveStage } from './stages/resolve.js';
+import { scheduleStage } from './stages/schedule.js';
 
 export interface DataPortOptions {
   catalog: Catalog;
@@ -34,315 +40,128 @@ export interface DataPortOptions {
   admissions: ReadonlyMap<string, Admission> | null;
 }
 
-const INFERENCE_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/embeddings']);
-const PROFILE_HEADER = 'x-llmgw-profile';
-const PRIORITY_HEADER = 'x-llmgw-priority';
-/** How much of an oversized body is read and dropped so its sender can read the 413. */
-const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
-const DISCARD_MAX_MS = 10_000;
+export interface DataPort {
+  readonly server: Server;
+  /** Requests being served now (queued, routed or streaming). */
+  inFlight(): number;
+  /**
+   * Ends every request still in flight with `error`: a stream with an error event and
+   * `[DONE]`, a request not yet answered with the error, a JSON body being relayed by a
+   * reset. Returns how many were cut. Shutdown calls it at its deadline.
+   */
+  cutAll(error: LlmgwError): number;
+}
+
+const INFERENCE_PATHS: ReadonlySet<string> = new Set<InferencePath>(['/v1/chat/completions', '/v1/completions', '/v1/embeddings']);
+const MODELS_PATH = '/v1/models';
 const EMPTY = Buffer.alloc(0);
 const log = createLogger('dataport');
 
-/** A request that passed validation, on its way to an engine. */
-interface Job {
-  req: IncomingMessage;
-  /** The body as received: sent on as it is when nothing in it had to change. */
-  raw: Buffer;
-  res: ServerResponse;
-  path: string;
-  body: Record<string, unknown>;
-  stream: boolean;
-  stripUsage: boolean;
-  entry: CatalogEntry;
-  profile: Profile;
-  prefix: Float64Array | null;
-  session: string | null;
-  record: UsageRecord;
-  arrived: number;
-  /** Called once the request counts in an endpoint's in-flight (its first attempt is sent). */
-  onSent: (() => void) | null;
-}
-
 /**
- * The OpenAI-compatible port clients talk to. It validates the request, resolves the
- * model, lets the scheduler pick an endpoint, and streams the engine's answer straight
- * through; failures before the first byte are retried elsewhere, then fall back to the
- * model's fallbacks in order. Everything here runs on the main thread and reads the
- * endpoint table synchronously: nothing on the request path waits on another thread.
+ * The OpenAI-compatible port clients talk to. An inference request goes through the
+ * stages of `pipeline.ts`: account → parse → resolve → admit → schedule → forward
+ * (authentication and limits will sit between resolve and admit). Everything here runs
+ * on the main thread and reads the endpoint table synchronously: nothing on the request
+ * path waits on another thread.
  */
-export function createDataPort(opts: DataPortOptions): Server {
+export function createDataPort(opts: DataPortOptions): DataPort {
   const created = Math.floor(Date.now() / 1000);
   const { router } = opts;
+  const names = opts.catalog.names();
+  const routes = buildModelRoutes({ catalog: opts.catalog, profiles: opts.profiles, modelProfiles: opts.modelProfiles, defaultProfile: router.default_profile, admissions: opts.admissions });
+  const active = new Set<RequestContext>();
+  const budget = new RetryBudget(router.retries.budget_percent, router.retries.min_retry_concurrency);
+  const pipeline = compose([
+    accountStage(opts.usage, active),
+    parseStage(router.max_body_bytes),
+    resolveStage({ routes, profiles: opts.profiles, admission: router.admission, names }),
+    admitStage(),
+    scheduleStage({ table: opts.table, scheduler: opts.scheduler, prefixIndex: opts.prefixIndex, budget, maxAttempts: router.retries.max_attempts }, router.prefix, opts.cpu),
+    forwardStage(router),
+  ]);
+  const modelObject = (id: string): Record<string, unknown> => ({ id, object: 'model', created, owned_by: 'llmgw' });
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, arrived: number): Promise<void> => {
+  const handle = (req: IncomingMessage, res: ServerResponse, arrived: number): Promise<void> | void => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
+    if (INFERENCE_PATHS.has(path)) {
+      if (req.method !== 'POST') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use POST`));
+      return pipeline(newContext(req, res, path as InferencePath, arrived));
+    }
     if (path === '/health') return sendJson(res, 200, { status: 'ok' });
-    if (path === '/v1/models') {
+    if (path === MODELS_PATH || path.startsWith(`${MODELS_PATH}/`)) {
       if (req.method !== 'GET') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`));
-      return sendJson(res, 200, {
-        object: 'list',
-        data: opts.catalog.names().map((id) => ({ id, object: 'model', created, owned_by: 'llmgw' })),
-      });
+      if (path === MODELS_PATH) return sendJson(res, 200, { object: 'list', data: names.map(modelObject) });
+      // Model ids may hold slashes (`meta-llama/Llama-3.1-8B`): everything after the prefix is the id.
+      const id = safeDecode(path.slice(MODELS_PATH.length + 1));
+      if (id !== null && routes.has(id)) return sendJson(res, 200, modelObject(id));
+      return sendError(res, new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${id ?? path.slice(MODELS_PATH.length + 1)}' does not exist; available: ${names.join(', ')}`), 'model');
     }
-    if (!INFERENCE_PATHS.has(path)) return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for ${req.method} ${path}`));
-    if (req.method !== 'POST') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use POST`));
-
-    const requestId = requestIdOf(req);
-    const record = newRecord(requestId, path);
-    const refuse = (err: LlmgwError, param: string | null = null, headers: Record<string, string> = {}): void => {
-      sendError(res, err, param, { 'x-request-id': requestId, ...headers });
-      finish(record, err.status, err.code, arrived);
-    };
-
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, router.max_body_bytes);
-    } catch (err) {
-      // Let the client finish sending (within bounds) so that it reads the 413, then
-      // close the connection: what is left of a body past the bounds is not worth reading.
-      await discardBody(req, DISCARD_MAX_BYTES, DISCARD_MAX_MS);
-      return refuse(LlmgwError.from(err), null, { connection: 'close' });
-    }
-    let body: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(raw.toString('utf8'));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', 'the request body is not a JSON object; send Content-Type: application/json with a JSON object body'));
-    }
-    if (typeof body.model === 'string') record.modelAsked = body.model;
-    if (typeof body.model !== 'string' || body.model === '') {
-      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', "the request has no 'model'; name one of GET /v1/models"), 'model');
-    }
-    if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', `'stream' must be true or false, not ${JSON.stringify(body.stream)}`), 'stream');
-    }
-    const entry = opts.catalog.resolve(body.model);
-    if (!entry) {
-      return refuse(new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${body.model}' does not exist; available: ${opts.catalog.names().join(', ')}`), 'model');
-    }
-    const asked = req.headers[PROFILE_HEADER];
-    const profileName = typeof asked === 'string' && asked !== '' ? asked : opts.modelProfiles.get(entry.name) ?? router.default_profile;
-    const profile = opts.profiles.get(profileName);
-    if (!profile) {
-      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', `${PROFILE_HEADER}: '${profileName}' is not a routing profile; have: ${[...opts.profiles.keys()].join(', ')}`));
-    }
-    record.profile = profile.name;
-
-    const admission = opts.admissions?.get(entry.name);
-    let band = -1;
-    if (admission) {
-      const name = bandOf(req, profile);
-      band = bandIndex.get(name) ?? -1;
-      if (band === -1) return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', `${PRIORITY_HEADER}: '${name}' is not a band; have: ${bandNames.join(', ')}`));
-      record.band = name;
-    }
-
-    const stream = body.stream === true;
-    record.stream = stream;
-    // Always ask the engine for usage, so accounting does not depend on the client.
-    let stripUsage = false;
-    let edited = body.model !== entry.name;
-    if (stream && path !== '/v1/embeddings') {
-      const so = body.stream_options;
-      const wants = typeof so === 'object' && so !== null && (so as { include_usage?: unknown }).include_usage === true;
-      if (!wants) {
-        stripUsage = edited = true;
-        body.stream_options = { ...(typeof so === 'object' && so !== null ? so : {}), include_usage: true };
-      }
-    }
-
-    // A request released from the queue counts as load in transit until an endpoint
-    // counts it in flight: in between, others must not be released into the same room.
-    let sent: (() => void) | null = null;
-    if (admission && !admission.tryAdmit(band, Date.now())) {
-      if (log.enabled('debug')) log.debug('queued', { request: record.id, model: entry.name, band: record.band, why: admission.holdReason(band, Date.now()) });
-      if (!(await queue(admission, band, req, res, record, arrived))) return;
-      let inTransit = true;
-      sent = () => {
-        if (inTransit) admission.dispatched();
-        inTransit = false;
-      };
-    }
-    try {
-      const prefix = profile.terms.some((t) => t.scorer.name === 'prefix') ? await prefixOf(path, body) : null;
-      await dispatch({ req, raw: edited ? EMPTY : raw, res, path, body, stream, stripUsage, entry, profile, prefix, session: sessionKey(req, body), record, arrived, onSent: sent });
-    } finally {
-      sent?.();
-      // Whatever the ending, the request no longer holds capacity: those waiting may go.
-      admission?.finished(band, Date.now());
-    }
+    return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for ${req.method} ${path}`));
   };
 
-  const admissionCfg = router.admission;
-  const bandNames = admissionCfg.bands.map((b) => b.name);
-  const bandIndex = new Map(bandNames.map((n, i) => [n, i]));
-  const defaultBand = admissionCfg.default_band ?? bandNames[Math.max(0, bandNames.length - 2)]!;
-
-  /** The band: the API key's (once keys exist), else the profile's, else the header where allowed, else the default. */
-  const bandOf = (req: IncomingMessage, profile: Profile): string => {
-    if (profile.band !== null) return profile.band;
-    const h = req.headers[PRIORITY_HEADER];
-    if (admissionCfg.priority_header && typeof h === 'string' && h !== '') return h;
-    return defaultBand;
-  };
-
-  /**
-   * Waits in the admission queue; true when released (the caller then reports it
-   * `dispatched` once sent), false when the request was answered (shed, timed out,
-   * client gone).
-   */
-  const queue = async (admission: Admission, band: number, req: IncomingMessage, res: ServerResponse, record: UsageRecord, arrived: number): Promise<boolean> => {
-    const left = new AbortController();
-    const onClose = (): void => left.abort();
-    res.on('close', onClose);
-    const queuedAt = performance.now();
-    let released: boolean;
-    try {
-      released = await admission.wait(band, Date.now(), left.signal);
-    } catch (err) {
-      record.queueMs = performance.now() - queuedAt;
-      const e = LlmgwError.from(err);
-      sendError(res, e, null, { 'retry-after': '1', 'x-request-id': record.id });
-      finish(record, e.status, e.code, arrived);
-      return false;
-    } finally {
-      res.off('close', onClose);
-    }
-    record.queueMs = performance.now() - queuedAt;
-    if (left.signal.aborted) {
-      // The client went away while queued (or just as it was released): nobody to answer.
-      if (released) {
-        admission.dispatched();
-        admission.finished(band, Date.now());
-      }
-      finish(record, 499, null, arrived);
-      return false;
-    }
-    return released;
-  };
-
-  const prefixOf = async (path: string, body: Record<string, unknown>): Promise<Float64Array | null> => {
-    const text = promptText(path, body);
-    if (text === null || text.length < router.prefix.block_chars) return null;
-    const input = { text, blockChars: router.prefix.block_chars, maxBlocks: router.prefix.max_blocks };
-    // Hashing costs the main thread ~2.5 µs per KB; past offload_bytes the pool's hop is cheaper.
-    return text.length > router.prefix.offload_bytes ? opts.cpu.run<Float64Array>('hashPrefix', input) : hashPrefix(input);
-  };
-
-  const dispatch = async (job: Job): Promise<void> => {
-    const { record, res } = job;
-    const tried: EndpointState[] = [];
-    const models = [job.entry.name, ...job.entry.fallbacks.map((f) => opts.catalog.resolve(f)?.name ?? f)];
-    let lastError: LlmgwError | null = null;
-
-    for (let m = 0; m < models.length && tried.length < router.retries.max_attempts; m++) {
-      const model = models[m]!;
-      const endpoints = opts.table.forModel(model);
-      let payload: string | Buffer | null = null;
-      while (tried.length < router.retries.max_attempts) {
-        const route: RouteRequest = { model, prefix: job.prefix, session: job.session, tried, now: Date.now() };
-        const t0 = performance.now();
-        const ep = opts.scheduler.pick(endpoints, route, job.profile);
-        record.scheduleMicros += (performance.now() - t0) * 1000;
-        if (!ep) break; // nothing (left) for this model: its fallback, if any
-        if (log.enabled('debug')) log.debug('picked', { request: record.id, model, endpoint: ep.id, profile: job.profile.name, scores: opts.scheduler.explain(ep) });
-        if (job.prefix) opts.prefixIndex.record(job.prefix, ep.id);
-        tried.push(ep);
-        record.attempts = tried.length;
-        record.endpoint = ep.id;
-        record.modelServed = model;
-        record.fallback = m > 0;
-        if (payload === null) {
-          // Re-serialising an 8 KB prompt costs the main thread ~10 µs: skip it when the
-          // client already named the model that serves and nothing was added.
-          if (model === job.body.model && job.raw.length > 0) payload = job.raw;
-          else {
-            job.body.model = model;
-            payload = JSON.stringify(job.body);
-          }
-        }
-        const sending = forward(ep, {
-          req: job.req,
-          res,
-          path: job.path,
-          payload,
-          stream: job.stream,
-          stripUsage: job.stripUsage,
-          requestId: record.id,
-          arrived: job.arrived,
-          firstTokenTimeoutMs: router.first_token_timeout_ms,
-          idleTimeoutMs: router.idle_timeout_ms,
-        });
-        // forward() counted it in the endpoint's in-flight before its first await.
-        job.onSent?.();
-        const outcome = await sending;
-        if (outcome.kind === 'failed' && outcome.retry && !res.destroyed) {
-          log.warn('attempt failed, trying another endpoint', { request: record.id, endpoint: ep.id, error: outcome.error.message });
-          lastError = outcome.error;
-          continue;
-        }
-        return settle(job, outcome);
-      }
-    }
-    if (lastError) {
-      record.modelServed = null;
-      return settle(job, { kind: 'failed', error: lastError, retry: false });
-    }
-    record.modelServed = null;
-    record.endpoint = null;
-    const why = models
-      .flatMap((model) => opts.scheduler.rejections(opts.table.forModel(model), { model, prefix: null, session: null, tried, now: Date.now() }).map((r) => `${r.id}: ${r.reason}`))
-      .join('; ');
-    const names = models.length > 1 ? `'${job.entry.name}' or its fallbacks (${job.entry.fallbacks.join(', ')})` : `'${job.entry.name}'`;
-    const err = new LlmgwError('LLMGW_NO_ENDPOINT', `no endpoint can serve ${names} now${why ? ` (${why})` : ' (no endpoint serves it)'}; retry shortly`);
-    sendError(res, err, null, { 'retry-after': '1', 'x-request-id': record.id });
-    finish(record, err.status, err.code, job.arrived);
-  };
-
-  const settle = (job: Job, outcome: Outcome): void => {
-    const { record } = job;
-    switch (outcome.kind) {
-      case 'served':
-        if (outcome.usage) {
-          record.promptTokens = outcome.usage.promptTokens;
-          record.completionTokens = outcome.usage.completionTokens;
-          record.cachedTokens = outcome.usage.cachedTokens;
-        }
-        record.ttftMs = outcome.ttftMs;
-        return finish(record, outcome.status, null, job.arrived);
-      case 'failed':
-        sendError(job.res, outcome.error, null, { 'x-request-id': record.id, ...(record.endpoint ? { 'x-llmgw-endpoint': record.endpoint } : {}) });
-        return finish(record, outcome.error.status, outcome.error.code, job.arrived);
-      case 'broken':
-        record.ttftMs = outcome.ttftMs;
-        log.warn('response broken mid-way', { request: record.id, endpoint: record.endpoint, error: outcome.error.message });
-        return finish(record, 200, outcome.error.code, job.arrived);
-      case 'gone':
-        record.ttftMs = outcome.ttftMs;
-        return finish(record, 499, null, job.arrived);
-    }
-  };
-
-  const finish = (record: UsageRecord, status: number, error: string | null, arrived: number): void => {
-    record.status = status;
-    record.error = error;
-    record.durationMs = performance.now() - arrived;
-    try {
-      opts.usage(record);
-    } catch (err) {
-      log.error('usage record lost', { request: record.id, error: err });
-    }
-  };
-
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const arrived = performance.now();
-    handle(req, res, arrived).catch((err: unknown) => {
-      log.error('request failed', { error: err });
-      sendError(res, LlmgwError.from(err));
-    });
+    try {
+      const pending = handle(req, res, arrived);
+      // The account stage catches what a stage throws; this is the last guard for a bug in it.
+      if (pending) pending.catch((err: unknown) => fail(res, err));
+    } catch (err) {
+      fail(res, err);
+    }
   });
+
+  return {
+    server,
+    inFlight: () => active.size,
+    cutAll(error) {
+      let cut = 0;
+      for (const ctx of [...active]) {
+        if (ctx.cut.now) ctx.cut.now(error);
+        else if (!ctx.res.headersSent) sendError(ctx.res, error, null, { 'x-request-id': ctx.record.id, 'retry-after': '1' });
+        else ctx.res.destroy();
+        cut++;
+      }
+      return cut;
+    },
+  };
+}
+
+function fail(res: ServerResponse, err: unknown): void {
+  log.error('request failed', { error: err });
+  if (!res.headersSent) sendError(res, LlmgwError.from(err));
+  else res.destroy();
+}
+
+function safeDecode(s: string): string | null {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
+  }
+}
+
+function newContext(req: IncomingMessage, res: ServerResponse, path: InferencePath, arrived: number): RequestContext {
+  const record = newRecord(requestIdOf(req), path);
+  return {
+    req,
+    res,
+    path,
+    arrived,
+    record,
+    raw: EMPTY,
+    body: {},
+    stream: false,
+    // Set by the resolve and schedule stages before any later stage reads them.
+    route: undefined as never,
+    profile: undefined as never,
+    plan: undefined as never,
+    stripUsage: false,
+    band: -1,
+    permit: null,
+    prefix: null,
+    session: null,
+    cut: { now: null },
+  };
 }
 
 function requestIdOf(req: IncomingMessage): string {
@@ -365,6 +184,7 @@ function newRecord(id: string, path: string): UsageRecord {
     promptTokens: 0,
     completionTokens: 0,
     cachedTokens: 0,
+    usageEstimated: false,
     ttftMs: null,
     durationMs: 0,
     queueMs: 0,

@@ -4,8 +4,6 @@
 // did not ask for is dropped here (the router always asks the engine for usage, so that
 // accounting does not depend on client behaviour).
 
-import { StringDecoder } from 'node:string_decoder';
-
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
@@ -21,40 +19,65 @@ export interface UsageTap {
   readonly usage: Usage | null;
 }
 
+const EMPTY = Buffer.alloc(0);
+const EVENT_END = Buffer.from('\n\n');
+// A usage object, as compact (pydantic) or spaced (json.dumps) JSON writes it; the
+// `"usage":null` of ordinary chunks matches neither.
+const USAGE_COMPACT = Buffer.from('"usage":{');
+const USAGE_SPACED = Buffer.from('"usage": {');
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
 export function readUsage(u: unknown): Usage | null {
   if (typeof u !== 'object' || u === null) return null;
   const o = u as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null };
-  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
   return { promptTokens: n(o.prompt_tokens), completionTokens: n(o.completion_tokens), cachedTokens: n(o.prompt_tokens_details?.cached_tokens) };
 }
 
-/** Server-sent events (`stream: true`). */
+function hasUsage(buf: Buffer): boolean {
+  return buf.indexOf(USAGE_COMPACT) !== -1 || buf.indexOf(USAGE_SPACED) !== -1;
+}
+
+/**
+ * Server-sent events (`stream: true`). Bytes pass through as they came, cut only at
+ * event boundaries; only an event that carries a usage object is decoded, so an
+ * ordinary token chunk costs two byte searches, not a string round trip.
+ */
 export class SseUsageTap implements UsageTap {
-  private carry = '';
-  private readonly decoder = new StringDecoder('utf8');
+  private carry: Buffer | null = null;
   usage: Usage | null = null;
+  /** Events sent on so far: what a client that left mid-stream is charged by. */
+  events = 0;
 
   /** @param strip drop the usage-only chunk: the client did not ask for it. */
   constructor(private readonly strip: boolean) {}
 
-  push(chunk: Buffer): string {
-    const text = this.carry + this.decoder.write(chunk);
-    const cut = text.lastIndexOf('\n\n');
+  push(chunk: Buffer): Buffer | string {
+    const buf = this.carry === null ? chunk : Buffer.concat([this.carry, chunk]);
+    const cut = buf.lastIndexOf(EVENT_END);
     if (cut === -1) {
-      this.carry = text;
-      return '';
+      this.carry = buf;
+      return EMPTY;
     }
-    this.carry = text.slice(cut + 2);
-    const complete = text.slice(0, cut + 2);
-    return complete.indexOf('"usage"') === -1 ? complete : this.scan(complete);
+    const end = cut + 2;
+    this.carry = end === buf.length ? null : buf.subarray(end);
+    const complete = end === buf.length ? buf : buf.subarray(0, end);
+    if (!hasUsage(complete)) {
+      this.count(complete);
+      return complete;
+    }
+    return this.scan(complete.toString('utf8'));
   }
 
-  end(): string {
-    const rest = this.carry + this.decoder.end();
-    this.carry = '';
-    return rest === '' ? '' : this.scan(rest);
+  end(): Buffer | string {
+    const rest = this.carry;
+    this.carry = null;
+    if (rest === null) return EMPTY;
+    return hasUsage(rest) ? this.scan(rest.toString('utf8')) : (this.count(rest), rest);
+  }
+
+  private count(events: Buffer): void {
+    for (let at = events.indexOf(EVENT_END); at !== -1; at = events.indexOf(EVENT_END, at + 2)) this.events++;
   }
 
   /** Looks at each event that may carry usage; returns the events to send on. */
@@ -64,6 +87,7 @@ export class SseUsageTap implements UsageTap {
       if (event === '') continue;
       if (USAGE_OBJECT.test(event) && this.take(event)) continue;
       out += event + '\n\n';
+      this.events++;
     }
     return out;
   }
@@ -83,18 +107,21 @@ export class SseUsageTap implements UsageTap {
   }
 }
 
-/** A JSON body (`stream: false`): passed through as it comes, parsed once it is complete. */
+/**
+ * A JSON body (`stream: false`): passed through as it comes. Engines write `usage` near
+ * the end, so only the last TAIL_BYTES are kept, and only the usage object is parsed
+ * at the end — not the whole body (an embeddings answer can be megabytes).
+ */
 export class JsonUsageTap implements UsageTap {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
+  private static readonly TAIL_BYTES = 16 * 1024;
+  private tail: Buffer[] = [];
+  private tailSize = 0;
   private parsed: Usage | null | undefined;
 
-  /** Bodies above this are passed on without looking for usage (embeddings of huge batches). */
-  constructor(private readonly limit = 8 * 1024 * 1024) {}
-
   push(chunk: Buffer): Buffer {
-    this.size += chunk.length;
-    if (this.size <= this.limit) this.chunks.push(chunk);
+    this.tail.push(chunk);
+    this.tailSize += chunk.length;
+    while (this.tail.length > 1 && this.tailSize - this.tail[0]!.length >= JsonUsageTap.TAIL_BYTES) this.tailSize -= this.tail.shift()!.length;
     return chunk;
   }
 
@@ -104,11 +131,31 @@ export class JsonUsageTap implements UsageTap {
 
   get usage(): Usage | null {
     if (this.parsed !== undefined) return this.parsed;
-    if (this.size > this.limit) return (this.parsed = null);
-    try {
-      return (this.parsed = readUsage((JSON.parse(Buffer.concat(this.chunks).toString('utf8')) as { usage?: unknown }).usage));
-    } catch {
-      return (this.parsed = null);
+    const text = Buffer.concat(this.tail, this.tailSize).toString('utf8');
+    this.tail = [];
+    return (this.parsed = usageIn(text));
+  }
+}
+
+/** The last `"usage": {…}` object in `text`, parsed alone; null when there is none or it is not JSON. */
+export function usageIn(text: string): Usage | null {
+  const key = text.lastIndexOf('"usage"');
+  if (key === -1) return null;
+  const open = text.indexOf('{', key);
+  if (open === -1 || !/^"usage"\s*:\s*$/.test(text.slice(key, open))) return null;
+  // The usage object holds only numbers and small objects of numbers: no strings, so
+  // braces can be counted without a tokenizer.
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 123) depth++;
+    else if (c === 125 && --depth === 0) {
+      try {
+        return readUsage(JSON.parse(text.slice(open, i + 1)));
+      } catch {
+        return null;
+      }
     }
   }
+  return null;
 }

@@ -28,6 +28,12 @@ export interface UsageRecord {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  /**
+   * True when the tokens are llmgw's estimate, not the engine's report: a stream that
+   * ended before the engine's usage chunk (the client left, the engine broke) is charged
+   * for the events it was sent.
+   */
+  usageEstimated: boolean;
   /** Arrival to the first byte of the answer sent to the client, ms; null if none was. */
   ttftMs: number | null;
   durationMs: number;

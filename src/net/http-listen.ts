@@ -17,11 +17,17 @@ export function listen(server: Server, address: string, what: string): Promise<s
   });
 }
 
-/** Stops accepting, closes idle keep-alive connections, waits for the rest up to `graceMs`. */
-export function drain(server: Server, graceMs: number): Promise<void> {
+/**
+ * Stops accepting, closes idle keep-alive connections, waits for the rest up to
+ * `graceMs`; then `atDeadline` may end what is still running in its own terms (an
+ * error event on a stream) before every connection is closed.
+ */
+export function drain(server: Server, graceMs: number, atDeadline: () => void = () => {}): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
-      server.closeAllConnections();
+      atDeadline();
+      // What was just written gets a moment to leave before the sockets close.
+      setImmediate(() => server.closeAllConnections());
     }, graceMs);
     timer.unref();
     server.close(() => {

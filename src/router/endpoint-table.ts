@@ -40,7 +40,10 @@ export interface EndpointState extends EndpointSpec {
   queuedScrapes: number;
   /** When a ready endpoint last turned not ready; null while ready (or never ready yet). */
   downSince: number | null;
-  /** Requests this process has in flight to the endpoint: always current, unlike scraped metrics. */
+  /**
+   * Requests this process has in flight to the endpoint: always current, unlike scraped
+   * metrics. Written only through a `Lease` (`EndpointTable.lease`).
+   */
   inflight: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
   draining: boolean;
@@ -156,6 +159,15 @@ export class EndpointTable {
     }
   }
 
+  /**
+   * Counts one request in flight to `ep` until the lease is released. The data port
+   * changes an endpoint's state only through leases, so the in-flight count, the
+   * in-flight log and the breaker's trial cannot be left unbalanced by a missed path.
+   */
+  lease(ep: EndpointState, now: number): Lease {
+    return new Lease(ep, now);
+  }
+
   get(id: string): EndpointState | undefined {
     return this.byId.get(id);
   }
@@ -194,4 +206,58 @@ function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: nu
   if (queuedScrapes >= 2 && load.running > (known ?? 0)) return load.running;
   if (known !== null && load.running > known) return load.running;
   return known;
+}
+
+/**
+ * One request's hold on one endpoint. Exactly one of `succeeded`, `failed` or
+ * `abandoned` reports the outcome to the endpoint's health (or none, when the verdict is
+ * left to someone who knows more: see the poison rule in the data port), and `release`
+ * ends the hold; both are idempotent, so a `finally` can always call `release`.
+ */
+export class Lease {
+  private reported = false;
+  private released = false;
+
+  constructor(
+    readonly endpoint: EndpointState,
+    now: number,
+  ) {
+    endpoint.inflight++;
+    endpoint.inflightLog.started(now);
+    endpoint.health.begin(now);
+  }
+
+  get id(): string {
+    return this.endpoint.id;
+  }
+
+  get http(): Pool {
+    return this.endpoint.http;
+  }
+
+  succeeded(): void {
+    if (this.report()) this.endpoint.health.succeeded();
+  }
+
+  failed(now: number): void {
+    if (this.report()) this.endpoint.health.failed(now);
+  }
+
+  /** The request ended without telling anything about the endpoint (the client left, or the request itself was at fault). */
+  abandoned(): void {
+    if (this.report()) this.endpoint.health.abandoned();
+  }
+
+  release(now: number): void {
+    if (this.released) return;
+    this.released = true;
+    this.endpoint.inflight--;
+    this.endpoint.inflightLog.ended(now);
+  }
+
+  private report(): boolean {
+    if (this.reported) return false;
+    this.reported = true;
+    return true;
+  }
 }

@@ -4,9 +4,10 @@ import { admissionActor } from '../actors/admission/admission-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
-import { createAdminPort } from '../admin/admin-port.js';
+import { createAdminPort, type DrainStatus } from '../admin/admin-port.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { createDataPort } from '../dataport/data-port.js';
+import { LlmgwError } from '../errors.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
 import type { AccountingMsg } from '../messages/accounting.js';
@@ -70,7 +71,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   try {
     await system.spawn(endpointRegistry, { name: REGISTRY, args: { table } });
     if (admissions) await system.spawn(admissionActor, { name: 'admission', args: { admissions, tickMs: ADMISSION_TICK_MS } });
-    await system.spawn(accounting, { name: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000 } });
+    await system.spawn(accounting, { name: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null });
     await startPollers(system, table, config);
@@ -94,15 +95,25 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     usage: records.add,
     admissions,
   });
-  const adminPort = createAdminPort({ system, table, token: config.admin_token, registries: [endpointMetrics(table), ...(admissions ? [admissionMetrics(admissions)] : [])], accounting: usage, admission: admissions ? system.ref<AdmissionMsg>('admission') : null });
-  const url = await listen(dataPort, config.listen, 'listen');
+  let drainingSince: number | null = null;
+  const drainStatus = (): DrainStatus | null =>
+    drainingSince === null ? null : { inFlight: dataPort.inFlight(), cutInMs: Math.max(0, drainingSince + config.runtime.shutdown_timeout_ms - Date.now()) };
+  const adminPort = createAdminPort({ system, table, token: config.admin_token, drain: drainStatus, registries: [endpointMetrics(table), ...(admissions ? [admissionMetrics(admissions)] : [])], accounting: usage, admission: admissions ? system.ref<AdmissionMsg>('admission') : null });
+  const url = await listen(dataPort.server, config.listen, 'listen');
   const adminUrl = await listen(adminPort, config.admin_listen, 'admin_listen');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
-      log.info('shutting down: refusing new connections, letting requests in flight finish');
-      await Promise.all([drain(dataPort, config.runtime.shutdown_timeout_ms), drain(adminPort, 1_000)]);
+      const graceMs = config.runtime.shutdown_timeout_ms;
+      drainingSince = Date.now();
+      log.info('shutting down: refusing new connections, letting requests in flight finish', { inFlight: dataPort.inFlight(), graceMs });
+      // The admin port stays up through the drain, so that it can be watched (/health).
+      await drain(dataPort.server, graceMs, () => {
+        const cut = dataPort.cutAll(new LlmgwError('LLMGW_SHUTTING_DOWN', `the server is shutting down and its grace period of ${graceMs} ms (runtime.shutdown_timeout_ms) is over; retry`));
+        if (cut > 0) log.warn('shutdown grace period over: requests still in flight were cut', { cut, graceMs });
+      });
+      await drain(adminPort, 1_000);
       records.flush();
       await system.shutdown();
       await table.close();
@@ -117,6 +128,19 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   // One line on stdout that scripts and specs wait for.
   process.stdout.write(`llmgw server listening on ${server.url} (admin ${server.adminUrl})\n`);
   stopOnSignals(() => server.close(), log);
+}
+
+/**
+ * Every name a client may send → the canonical model it is counted under. Metric labels
+ * hold only these (anything else is `unknown`), so clients cannot grow series at will.
+ */
+function modelLabels(config: Config): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const m of config.models) {
+    labels[m.name] = m.name;
+    for (const a of m.aliases) labels[a] = m.name;
+  }
+  return labels;
 }
 
 async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {

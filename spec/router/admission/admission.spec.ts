@@ -1,7 +1,7 @@
 import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import type { AdmissionConfig } from '../../../src/config/types.js';
-import { Admission } from '../../../src/router/admission/admission.js';
+import { Admission, type Permit } from '../../../src/router/admission/admission.js';
 import { saturation } from '../../../src/router/admission/saturation.js';
 import { tableOf } from '../helpers.js';
 
@@ -108,7 +108,14 @@ test('not saturated: admitted at once; saturated: queued, then released highest 
   assert.not.ok(a.tryAdmit(0, Date.now()));
   const order: string[] = [];
   const ac = new AbortController();
-  const waits = [a.wait(1, Date.now(), ac.signal).then(() => order.push('bronze')), a.wait(0, Date.now(), ac.signal).then(() => order.push('platinum'))];
+  let platinum: Permit | null = null;
+  const waits = [
+    a.wait(1, Date.now(), ac.signal).then(() => order.push('bronze')),
+    a.wait(0, Date.now(), ac.signal).then((p) => {
+      platinum = p;
+      order.push('platinum');
+    }),
+  ];
   assert.not.ok(a.tryAdmit(0, Date.now()), 'nothing jumps a non-empty queue');
   a.release(Date.now());
   await Promise.resolve();
@@ -118,8 +125,7 @@ test('not saturated: admitted at once; saturated: queued, then released highest 
   a.release(Date.now());
   await waits[1];
   assert.equal(order, ['platinum'], 'bronze leaves room for the platinum request in flight');
-  a.dispatched();
-  a.finished(0, Date.now());
+  (platinum as Permit | null)!.release(Date.now());
   await waits[0];
   assert.equal(order, ['platinum', 'bronze']);
   assert.equal(
@@ -154,10 +160,15 @@ test('lower bands use no reserved slot, wait for nothing inside the engine, and 
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones and 0 kept for the first band/, 'even before any first-band request: the reserve is kept');
   assert.is(a.saturated(now, 0), null, 'the first band still has the two reserved slots');
   eps[0]!.inflight = 0;
-  assert.ok(a.tryAdmit(0, now) && a.tryAdmit(0, now), 'two platinum requests go');
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'and bronze keeps two more free for the next ones');
-  a.finished(0, now);
-  a.finished(0, now);
+  const permits = [a.tryAdmit(0, now), a.tryAdmit(0, now), a.tryAdmit(0, now)];
+  assert.ok(permits.every((p) => p !== null), 'three platinum requests go');
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'and bronze keeps three more free for the next ones');
+  permits[0]!.release(now);
+  permits[0]!.release(now);
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'a permit released twice frees its room once: 6 running and 2 kept free fill the 8');
+  permits[1]!.release(now);
+  permits[2]!.release(now);
+  assert.is(a.saturated(now, 1), null);
   assert.is(a.saturated(now, 1), null);
 });
 
@@ -168,7 +179,7 @@ test('aging: a lower band held back by the room kept for a steady first band goe
   const a = new Admission('m', table, { ...CFG, reserved_share: 0.2, aging_ms: 400 }, STALE);
   for (let i = 0; i < 7; i++) assert.ok(a.tryAdmit(0, now));
   let released = false;
-  void a.wait(1, now, new AbortController().signal).then((ok) => (released = ok));
+  void a.wait(1, now, new AbortController().signal).then((p) => (released = p !== null));
   a.release(now + 300);
   await new Promise(setImmediate);
   assert.not.ok(released, 'bronze may fill 8 slots; 7 run and 7 more are kept free for platinum');
@@ -183,8 +194,7 @@ test('engines of unknown size: lower bands slow-start only once the first band h
   const a = new Admission('m', table, CFG, STALE);
   const now = Date.now();
   assert.is(a.saturated(now, 1), null, 'no first-band traffic: a burst goes at once, the engine queues it if it must');
-  assert.ok(a.tryAdmit(0, now));
-  a.finished(0, now);
+  a.tryAdmit(0, now)!.release(now);
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: as many again as the engine ran, no more');
   eps[0]!.inflight = 1;
   assert.is(a.saturated(now, 1), null, 'nothing sent since the scrape: one more');

@@ -5,6 +5,12 @@ import { defineActor } from '../../runtime/actor.js';
 export interface AccountingArgs {
   /** Recent records kept for the admin API (`/admin/v1/usage`). */
   recent: number;
+  /**
+   * Every model name and alias of the catalog → the canonical name it is counted under.
+   * A name a client sent that is not here is counted as `unknown`: metric labels and the
+   * totals must not grow with whatever clients send.
+   */
+  models: Readonly<Record<string, string>>;
 }
 
 interface State {
@@ -79,7 +85,7 @@ function createRequestMetrics(registry: Registry) {
       labelNames: ['model', 'band', 'outcome'],
       registers,
     }),
-    tokens: new Counter({ name: 'llmgw_tokens_total', help: 'Tokens as the engines reported them', labelNames: ['model', 'kind'], registers }),
+    tokens: new Counter({ name: 'llmgw_tokens_total', help: 'Tokens as the engines reported them (estimated for streams that ended before the engine\'s report)', labelNames: ['model', 'kind'], registers }),
     retries: new Counter({ name: 'llmgw_retries_total', help: 'Extra attempts after a failure before the first byte', labelNames: ['model'], registers }),
     fallbacks: new Counter({ name: 'llmgw_fallbacks_total', help: 'Requests served by a fallback model', labelNames: ['asked', 'served'], registers }),
     schedule: new Histogram({
@@ -89,6 +95,12 @@ function createRequestMetrics(registry: Registry) {
       registers,
     }),
   };
+}
+
+const UNKNOWN_MODEL = 'unknown';
+
+function labelOf(models: Readonly<Record<string, string>>, name: string): string {
+  return Object.hasOwn(models, name) ? models[name]! : UNKNOWN_MODEL;
 }
 
 /** One request's record into the ring, the totals and the request metrics. */
@@ -102,7 +114,7 @@ function add(s: State, r: UsageRecord): void {
   t.promptTokens += r.promptTokens;
   t.completionTokens += r.completionTokens;
   t.cachedTokens += r.cachedTokens;
-  const model = r.modelServed ?? r.modelAsked;
+  const model = labelOf(s.args.models, r.modelServed ?? r.modelAsked);
   const per = (t.byModel[model] ??= { requests: 0, promptTokens: 0, completionTokens: 0, errors: 0 });
   per.requests++;
   per.promptTokens += r.promptTokens;
@@ -122,6 +134,6 @@ function add(s: State, r: UsageRecord): void {
   if (r.completionTokens > 0) m.tokens.inc({ model, kind: 'completion' }, r.completionTokens);
   if (r.cachedTokens > 0) m.tokens.inc({ model, kind: 'cached' }, r.cachedTokens);
   if (r.attempts > 1) m.retries.inc({ model }, r.attempts - 1);
-  if (r.fallback && r.modelServed !== null) m.fallbacks.inc({ asked: r.modelAsked, served: r.modelServed });
+  if (r.fallback && r.modelServed !== null) m.fallbacks.inc({ asked: labelOf(s.args.models, r.modelAsked), served: model });
   if (r.attempts > 0) m.schedule.observe(r.scheduleMicros / 1e6 / r.attempts);
 }

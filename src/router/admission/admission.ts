@@ -52,29 +52,27 @@ export class Admission {
     return this.saturated(now, band);
   }
 
-  /** True when the request may go now (and it is counted as admitted; call `finished` when it ends). */
-  tryAdmit(band: number, now: number): boolean {
-    if (this.holdReason(band, now) !== null) return false;
+  /**
+   * A permit when the request may go now, else null (it must `wait`). The permit holds
+   * the request's share of capacity until released.
+   */
+  tryAdmit(band: number, now: number): Permit | null {
+    if (this.holdReason(band, now) !== null) return null;
     this.queue.admittedDirectly(band);
     if (band === 0) this.admittedTop(now);
-    return true;
-  }
-
-  /** An admitted request of `band` ended, whatever the ending; capacity may have freed. */
-  finished(band: number, now: number): void {
-    if (band === 0 && this.topInflight > 0) this.topInflight--;
-    this.release(now);
+    return new Permit(this, band, false);
   }
 
   /**
-   * Queues a request; resolves true when it is released (then call `dispatched`, and
-   * `finished` when it ends), false when `signal` aborted first (the client left: it is
-   * out of the queue at once). Rejects with LLMGW_QUEUE_FULL or LLMGW_QUEUE_TIMEOUT.
+   * Queues a request; resolves with a permit when it is released, null when `signal`
+   * aborted first (the client left: it is out of the queue at once). Rejects with
+   * LLMGW_QUEUE_FULL or LLMGW_QUEUE_TIMEOUT. A released request counts as load in
+   * transit until its permit says it was `dispatched` (or is released).
    */
-  wait(band: number, now: number, signal: AbortSignal): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
+  wait(band: number, now: number, signal: AbortSignal): Promise<Permit | null> {
+    return new Promise<Permit | null>((resolve, reject) => {
       const onAbort = (): void => {
-        if (this.queue.cancel(ticket)) resolve(false);
+        if (this.queue.cancel(ticket)) resolve(null);
       };
       const ticket: Ticket = {
         band,
@@ -84,7 +82,7 @@ export class Admission {
           if (err) return reject(err);
           this.inTransit++;
           if (band === 0) this.admittedTop(Date.now());
-          resolve(true);
+          resolve(new Permit(this, band, true));
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -97,9 +95,15 @@ export class Admission {
     this.lastTopAt = now;
   }
 
-  /** A released request is now in flight (or gave up): it counts through `inflight` from here. */
-  dispatched(): void {
+  /** @internal Permit: a released request is now in flight; it counts through `inflight` from here. */
+  endTransit(): void {
     if (this.inTransit > 0) this.inTransit--;
+  }
+
+  /** @internal Permit: an admitted request of `band` ended, whatever the ending; capacity may have freed. */
+  finished(band: number, now: number): void {
+    if (band === 0 && this.topInflight > 0) this.topInflight--;
+    this.release(now);
   }
 
   /** Releases queued requests while there is room; expires those past their timeout. */
@@ -109,5 +113,37 @@ export class Admission {
     for (let band = this.queue.nextBand(now); band !== -1 && this.saturated(now, this.queue.headRank(band, now)) === null; band = this.queue.nextBand(now)) {
       this.queue.next(now)!.settle(null);
     }
+  }
+}
+
+/**
+ * One admitted request's share of a model's capacity: the only handle on admission's
+ * bookkeeping, so it cannot be left unbalanced. `dispatched` once the request counts in
+ * an endpoint's in-flight (a request released from the queue is load in transit until
+ * then); `release` when it ends, whatever the ending. Both are idempotent.
+ */
+export class Permit {
+  private inTransit: boolean;
+  private released = false;
+
+  constructor(
+    private readonly admission: Admission,
+    readonly band: number,
+    queued: boolean,
+  ) {
+    this.inTransit = queued;
+  }
+
+  dispatched(): void {
+    if (!this.inTransit) return;
+    this.inTransit = false;
+    this.admission.endTransit();
+  }
+
+  release(now: number): void {
+    if (this.released) return;
+    this.released = true;
+    this.dispatched();
+    this.admission.finished(this.band, now);
   }
 }

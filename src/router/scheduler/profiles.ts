@@ -19,7 +19,7 @@ export function buildProfiles(configured: readonly RoutingProfileConfig[], score
       scorer: scorers[name],
       weight: name === 'inflight' ? Math.max(p.scorers.inflight, MIN_INFLIGHT_WEIGHT) : p.scorers[name],
     })).filter((t) => t.weight > 0);
-    out.set(p.name, { name: p.name, band: p.band ?? null, terms });
+    out.set(p.name, { name: p.name, band: p.band ?? null, terms, usesPrefix: terms.some((t) => t.scorer.name === 'prefix') });
   }
   return out;
 }

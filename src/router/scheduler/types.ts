@@ -37,4 +37,6 @@ export interface Profile {
   /** Admission band of requests routed with this profile, if it sets one. */
   readonly band: string | null;
   readonly terms: readonly { readonly scorer: Scorer; readonly weight: number }[];
+  /** Whether a prefix scorer weighs in: only then is the prompt's head hashed. */
+  readonly usesPrefix: boolean;
 }

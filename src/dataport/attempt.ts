@@ -1,0 +1,260 @@
+// One attempt to serve a request from one endpoint. The response head is held back
+// until the engine's first body chunk arrives: until then nothing has reached the
+// client, so a failure (refused connection, a 5xx, a connection dropped before the
+// first token) can still be retried on another endpoint. After it, a failure ends the
+// stream with an error event instead.
+
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LlmgwError } from '../errors.js';
+import type { Lease } from '../router/endpoint-table.js';
+import { rewrapEngineError } from './engine-error.js';
+import { JsonUsageTap, SseUsageTap, type Usage, type UsageTap } from './usage-tap.js';
+
+export interface AttemptRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  payload: string | Buffer;
+  stream: boolean;
+  /** Drop the usage-only chunk: the router asked for it, not the client. */
+  stripUsage: boolean;
+  requestId: string;
+  /** performance.now() at arrival, for TTFT. */
+  arrived: number;
+  firstTokenTimeoutMs: number;
+  idleTimeoutMs: number;
+  /** Called once the response head is written: the answer has begun and cannot be retried. */
+  onAnswer: () => void;
+  /** Set by forward for the attempt's duration: ends the relay (shutdown) with `error`. */
+  cut: { now: ((error: LlmgwError) => void) | null };
+}
+
+/** What reached the client of a stream that did not end normally: what it is charged. */
+export interface Relayed {
+  /** SSE events sent on; each carries about one token on vLLM and SGLang. */
+  events: number;
+  /** The engine's own report, when its usage chunk had come. */
+  usage: Usage | null;
+}
+
+export type Outcome =
+  /** The engine's answer reached the client whole (whatever its status). */
+  | { kind: 'served'; status: number; usage: Usage | null; ttftMs: number; error: string | null }
+  /**
+   * Nothing reached the client; `retry` says whether another endpoint may be tried.
+   * `suspect` names the way it failed when the request itself may be what broke the
+   * engine (the connection dropped after it was sent, a 5xx): the endpoint's health is
+   * then left unreported, for the caller to judge once it knows whether the request
+   * fails the same way elsewhere.
+   */
+  | { kind: 'failed'; error: LlmgwError; retry: boolean; suspect: string | null }
+  /** The client had part of the answer when the engine failed; the response is ended. */
+  | { kind: 'broken'; error: LlmgwError; ttftMs: number; relayed: Relayed | null }
+  /** The client went away; the engine's request was cancelled. */
+  | { kind: 'gone'; ttftMs: number | null; relayed: Relayed | null };
+
+const PASSED_HEADERS = ['content-type'] as const;
+/** How much of an engine's error body is read to re-wrap it. */
+const ERROR_BODY_MAX = 64 * 1024;
+
+export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome> {
+  const { res } = f;
+  const abort = new AbortSwitch();
+  let timedOut = false;
+  let cutWith: LlmgwError | null = null;
+  // A client that goes away cancels the engine's work at once (it frees KV blocks).
+  const onClose = (): void => {
+    if (!res.writableFinished) abort.abort();
+  };
+  res.on('close', onClose);
+  const firstToken = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, f.firstTokenTimeoutMs);
+  f.cut.now = (error) => {
+    cutWith = error;
+    abort.abort();
+  };
+  let ttftMs: number | null = null;
+  let tap: UsageTap | null = null;
+
+  const early = (err: unknown): Outcome => {
+    if (timedOut) {
+      lease.failed(Date.now());
+      const e = new LlmgwError('LLMGW_UPSTREAM_TIMEOUT', `endpoint ${lease.id} sent no first token within ${f.firstTokenTimeoutMs} ms`);
+      // Not retried: the request may be what is slow, and a retry would double its cost.
+      return { kind: 'failed', error: e, retry: false, suspect: null };
+    }
+    if (cutWith) {
+      lease.abandoned();
+      return { kind: 'failed', error: cutWith, retry: false, suspect: null };
+    }
+    if (abort.aborted) {
+      lease.abandoned();
+      return { kind: 'gone', ttftMs: null, relayed: null };
+    }
+    const suspect = droppedAfterSend(err);
+    if (suspect === null) lease.failed(Date.now());
+    return { kind: 'failed', error: new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed: ${describe(err)}`), retry: true, suspect };
+  };
+
+  try {
+    let upstream;
+    try {
+      upstream = await lease.http.request({
+        path: f.path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: f.req.headers.accept ?? '*/*', 'x-request-id': f.requestId },
+        body: f.payload,
+        signal: abort,
+        headersTimeout: 0, // the first-token timer covers the head and the first chunk
+        bodyTimeout: f.idleTimeoutMs,
+      });
+    } catch (err) {
+      return early(err);
+    }
+    const status = upstream.statusCode;
+    const body = upstream.body;
+    if (status >= 500) {
+      const text = await readText(body).catch(() => '');
+      const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+      return { kind: 'failed', error, retry: true, suspect: `status ${status}` };
+    }
+    if (status >= 400) {
+      // The engine refused the request: its verdict reaches the client in our shape.
+      const text = await readText(body).catch(() => '');
+      clearTimeout(firstToken);
+      const wrapped = rewrapEngineError(status, text, lease.id);
+      const out = JSON.stringify(wrapped);
+      f.onAnswer();
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId });
+      res.end(out);
+      lease.succeeded(); // it answered, and did so sensibly
+      return { kind: 'served', status, usage: null, ttftMs: performance.now() - f.arrived, error: wrapped.error.code };
+    }
+
+    const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    let first: IteratorResult<Buffer>;
+    try {
+      first = await chunks.next();
+    } catch (err) {
+      return early(err);
+    }
+    clearTimeout(firstToken);
+
+    const headers: Record<string, string> = { 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId };
+    for (const h of PASSED_HEADERS) {
+      const v = upstream.headers[h];
+      if (typeof v === 'string') headers[h] = v;
+    }
+    const sse = f.stream && status === 200;
+    if (sse) headers['cache-control'] = 'no-cache';
+    f.onAnswer();
+    res.writeHead(status, headers);
+    ttftMs = performance.now() - f.arrived;
+    tap = sse ? new SseUsageTap(f.stripUsage) : new JsonUsageTap();
+
+    try {
+      let next = first;
+      while (!next.done) {
+        const out = tap.push(next.value);
+        if (out.length > 0 && !res.write(out)) await drained(res);
+        if (abort.aborted) break;
+        next = await chunks.next();
+      }
+    } catch (err) {
+      if (!(abort.aborted && !timedOut)) {
+        lease.failed(Date.now());
+        const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed mid-response: ${describe(err)}`);
+        endBroken(res, sse, tap, error);
+        return { kind: 'broken', error, ttftMs, relayed: relayedOf(tap) };
+      }
+    }
+    if (cutWith) {
+      lease.abandoned();
+      endBroken(res, sse, tap, cutWith);
+      return { kind: 'broken', error: cutWith, ttftMs, relayed: relayedOf(tap) };
+    }
+    if (abort.aborted) {
+      lease.abandoned();
+      return { kind: 'gone', ttftMs, relayed: relayedOf(tap) };
+    }
+    res.end(tap.end());
+    lease.succeeded();
+    return { kind: 'served', status, usage: tap.usage, ttftMs, error: null };
+  } finally {
+    clearTimeout(firstToken);
+    f.cut.now = null;
+    lease.release(Date.now());
+    res.off('close', onClose);
+  }
+}
+
+/** Ends a response that cannot be finished: an SSE stream with an error event and [DONE]; a JSON body by a reset. */
+function endBroken(res: ServerResponse, sse: boolean, tap: UsageTap, error: LlmgwError): void {
+  if (sse && !res.writableEnded && !res.destroyed) res.end(`${tap.end()}data: ${JSON.stringify(error.toOpenAI())}\n\ndata: [DONE]\n\n`);
+  else res.destroy(); // a JSON body cut short cannot be repaired; a reset says so
+}
+
+function relayedOf(tap: UsageTap): Relayed | null {
+  return tap instanceof SseUsageTap ? { events: tap.events, usage: tap.usage } : null;
+}
+
+/**
+ * A connection that dropped after the request went out (the engine died or reset it
+ * while holding the request) may be the request's doing; a refused connection or a
+ * connect timeout was the endpoint's state before the request reached it.
+ */
+function droppedAfterSend(err: unknown): string | null {
+  const e = err as { code?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  if (code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return null;
+  return 'connection dropped';
+}
+
+/** An engine's (error) body as text, up to ERROR_BODY_MAX bytes; the rest is discarded. */
+async function readText(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < ERROR_BODY_MAX) parts.push(chunk);
+    size += chunk.length;
+  }
+  return Buffer.concat(parts).subarray(0, ERROR_BODY_MAX).toString('utf8');
+}
+
+/** Resolves when the client can take more, or has gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+function describe(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code;
+  const message = e.cause?.message ?? e.message ?? String(err);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/**
+ * Cancels one upstream request. undici takes an EventEmitter with `aborted` as its
+ * signal; an AbortController's EventTarget cost ~4 µs a request (2.6% of the main
+ * thread at c=32 in a profile) for the same one-shot event.
+ */
+class AbortSwitch extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}

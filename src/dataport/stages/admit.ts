@@ -1,0 +1,64 @@
+import { LlmgwError } from '../../errors.js';
+import { createLogger } from '../../log.js';
+import type { Admission, Permit } from '../../router/admission/admission.js';
+import type { Stage } from '../pipeline.js';
+import { refuse } from '../refuse.js';
+import type { RequestContext } from '../request-context.js';
+
+const log = createLogger('dataport');
+
+/**
+ * Admission by band (`router/admission`): the request goes at once, or waits in its
+ * band's queue until released, shed (429) or timed out (503). Its permit is released
+ * when the request ends, whatever the ending.
+ */
+export function admitStage(): Stage {
+  return {
+    name: 'admit',
+    async run(ctx, next) {
+      const admission = ctx.route.admission;
+      ctx.permit = null;
+      if (!admission) return next();
+      let permit = admission.tryAdmit(ctx.band, Date.now());
+      if (!permit) {
+        if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now()) });
+        permit = await queue(ctx, admission);
+        if (!permit) return;
+      }
+      ctx.permit = permit;
+      try {
+        await next();
+      } finally {
+        // Whatever the ending, the request no longer holds capacity: those waiting may go.
+        permit.release(Date.now());
+      }
+    },
+  };
+}
+
+/** Waits in the admission queue; the permit when released, null when the request was answered (shed, timed out) or its client left. */
+async function queue(ctx: RequestContext, admission: Admission): Promise<Permit | null> {
+  const { res, record } = ctx;
+  const left = new AbortController();
+  const onClose = (): void => left.abort();
+  res.on('close', onClose);
+  const queuedAt = performance.now();
+  let permit: Permit | null;
+  try {
+    permit = await admission.wait(ctx.band, Date.now(), left.signal);
+  } catch (err) {
+    record.queueMs = performance.now() - queuedAt;
+    refuse(ctx, LlmgwError.from(err), null, { 'retry-after': '1' });
+    return null;
+  } finally {
+    res.off('close', onClose);
+  }
+  record.queueMs = performance.now() - queuedAt;
+  if (left.signal.aborted) {
+    // The client went away while queued (or just as it was released): nobody to answer.
+    permit?.release(Date.now());
+    record.status = 499;
+    return null;
+  }
+  return permit;
+}

@@ -1,0 +1,119 @@
+import type { RouterConfig } from '../../config/types.js';
+import { createLogger } from '../../log.js';
+import { attempt, type Outcome, type Relayed } from '../attempt.js';
+import type { Stage } from '../pipeline.js';
+import { promptText } from '../prompt.js';
+import { refuse } from '../refuse.js';
+import type { RequestContext } from '../request-context.js';
+
+const log = createLogger('dataport');
+
+/**
+ * Sends the request to each endpoint the plan picks until one answers: a failure
+ * before the first byte reached the client is retried elsewhere (`attempt.ts`), then
+ * the outcome is written into the usage record.
+ */
+export function forwardStage(router: RouterConfig): Stage {
+  return {
+    name: 'forward',
+    async run(ctx) {
+      const { plan, res, record } = ctx;
+      let payload: string | Buffer | null = null;
+      let payloadModel = '';
+      for (let lease = plan.next(Date.now()); lease; lease = plan.next(Date.now())) {
+        const model = plan.servedModel;
+        if (payload === null || payloadModel !== model) {
+          // Re-serialising an 8 KB prompt costs the main thread ~10 µs: skip it when the
+          // client already named the model that serves and nothing was added.
+          if (model === ctx.body.model && ctx.raw.length > 0) payload = ctx.raw;
+          else {
+            ctx.body.model = model;
+            payload = JSON.stringify(ctx.body);
+          }
+          payloadModel = model;
+        }
+        const sending = attempt(lease, {
+          req: ctx.req,
+          res,
+          path: ctx.path,
+          payload,
+          stream: ctx.stream,
+          stripUsage: ctx.stripUsage,
+          requestId: record.id,
+          arrived: ctx.arrived,
+          firstTokenTimeoutMs: router.first_token_timeout_ms,
+          idleTimeoutMs: router.idle_timeout_ms,
+          onAnswer: () => plan.answered(Date.now()),
+          cut: ctx.cut,
+        });
+        // attempt() counted it in the endpoint's in-flight before its first await.
+        ctx.permit?.dispatched();
+        const outcome = await sending;
+        if (outcome.kind === 'failed') {
+          plan.failed(lease, outcome.error, outcome.suspect, Date.now());
+          if (outcome.retry && !res.destroyed && !res.writableEnded) {
+            log.warn('attempt failed, trying another endpoint', { request: record.id, endpoint: lease.id, error: outcome.error.message });
+            continue;
+          }
+          if (outcome.retry) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
+        }
+        return settle(ctx, outcome);
+      }
+      if (res.writableEnded || res.destroyed) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
+      const err = plan.error(Date.now());
+      const headers: Record<string, string> = err.code === 'LLMGW_REQUEST_POISONED' ? { 'x-should-retry': 'false' } : { 'retry-after': '1' };
+      if (record.endpoint) headers['x-llmgw-endpoint'] = record.endpoint;
+      refuse(ctx, err, null, headers);
+    },
+  };
+}
+
+function settle(ctx: RequestContext, outcome: Outcome): void {
+  const { record } = ctx;
+  switch (outcome.kind) {
+    case 'served':
+      if (outcome.usage) {
+        record.promptTokens = outcome.usage.promptTokens;
+        record.completionTokens = outcome.usage.completionTokens;
+        record.cachedTokens = outcome.usage.cachedTokens;
+      }
+      record.ttftMs = outcome.ttftMs;
+      record.status = outcome.status;
+      record.error = outcome.error;
+      return;
+    case 'failed':
+      return refuse(ctx, outcome.error, null, record.endpoint ? { 'x-llmgw-endpoint': record.endpoint } : {});
+    case 'broken':
+      record.ttftMs = outcome.ttftMs;
+      log.warn('response broken mid-way', { request: record.id, endpoint: record.endpoint, error: outcome.error.message });
+      charge(ctx, outcome.relayed);
+      record.status = 200;
+      record.error = outcome.error.code;
+      return;
+    case 'gone':
+      record.ttftMs = outcome.ttftMs;
+      charge(ctx, outcome.relayed);
+      record.status = 499;
+      return;
+  }
+}
+
+/**
+ * A stream that did not end normally is charged for what reached the client: the
+ * engine's own usage report where it came, else one completion token per event sent
+ * after the first (vLLM and SGLang send a role-only event, then about one token per
+ * event) and a prompt estimated at four characters a token — marked as estimated.
+ */
+function charge(ctx: RequestContext, relayed: Relayed | null): void {
+  if (!relayed) return;
+  const { record } = ctx;
+  if (relayed.usage) {
+    record.promptTokens = relayed.usage.promptTokens;
+    record.completionTokens = relayed.usage.completionTokens;
+    record.cachedTokens = relayed.usage.cachedTokens;
+    return;
+  }
+  record.completionTokens = Math.max(0, relayed.events - 1);
+  record.promptTokens = Math.ceil((promptText(ctx.path, ctx.body)?.length ?? 0) / 4);
+  record.usageEstimated = true;
+}
