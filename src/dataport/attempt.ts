@@ -119,7 +119,9 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     if (status >= 500) {
       const text = await readText(body).catch(() => '');
       const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
-      return { kind: 'failed', error, retry: true, suspect: `status ${status}` };
+      // 503 says the engine is unavailable (overloaded, starting): its state, not the request's doing.
+      if (status === 503) lease.failed(Date.now());
+      return { kind: 'failed', error, retry: true, suspect: status === 503 ? null : `status ${status}` };
     }
     if (status >= 400) {
       // The engine refused the request: its verdict reaches the client in our shape.

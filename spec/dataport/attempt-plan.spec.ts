@@ -1,0 +1,111 @@
+import * as assert from 'uvu/assert';
+import { AttemptPlan } from '../../src/dataport/attempt-plan.js';
+import type { ModelRoute } from '../../src/dataport/model-routes.js';
+import { LlmgwError } from '../../src/errors.js';
+import type { UsageRecord } from '../../src/messages/accounting.js';
+import { RetryBudget } from '../../src/router/retry-budget.js';
+import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
+import { buildProfiles } from '../../src/router/scheduler/profiles.js';
+import { Scheduler } from '../../src/router/scheduler/scheduler.js';
+import { createScorers } from '../../src/router/scheduler/scorers.js';
+import { tableOf } from '../router/helpers.js';
+import { test } from '../support/uvu.js';
+
+const NOW = 1_000_000;
+const FAILED = new LlmgwError('LLMGW_UPSTREAM_FAILED', 'endpoint failed: other side closed');
+
+function setup(n: number, budget = new RetryBudget(20, 3), maxAttempts = 3) {
+  const { table, eps } = tableOf(n);
+  const prefixIndex = new PrefixIndex(100);
+  const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
+  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [] }, chain: ['m'], profile, admission: null };
+  const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
+  const plan = new AttemptPlan({ table, scheduler: new Scheduler(), prefixIndex, budget, maxAttempts }, route, profile, null, null, record);
+  return { plan, eps, budget, record };
+}
+
+test('a request that breaks two endpoints the same way reaches no third, and neither endpoint is blamed', () => {
+  const { plan, eps } = setup(4);
+  const first = plan.next(NOW)!;
+  first.release(NOW);
+  plan.failed(first, FAILED, 'connection dropped', NOW);
+  const second = plan.next(NOW)!;
+  assert.is.not(second.id, first.id);
+  second.release(NOW);
+  plan.failed(second, FAILED, 'connection dropped', NOW);
+  assert.is(plan.next(NOW), null, 'not tried on a third endpoint');
+  const err = plan.error(NOW);
+  assert.is(err.code, 'LLMGW_REQUEST_POISONED');
+  assert.match(err.message, new RegExp(`${first.id} and ${second.id}`));
+  plan.done(NOW);
+  for (const e of eps) assert.is(e.health.consecutiveFailures, 0, `${e.id} is not blamed`);
+  for (const e of eps) assert.is(e.inflight, 0);
+});
+
+test('a failure held as suspect counts against its endpoint once the request is served elsewhere', () => {
+  const { plan, eps } = setup(3);
+  const first = plan.next(NOW)!;
+  first.release(NOW);
+  plan.failed(first, FAILED, 'status 500', NOW);
+  assert.is(eps.find((e) => e.id === first.id)!.health.consecutiveFailures, 0, 'no verdict yet');
+  const second = plan.next(NOW)!;
+  plan.answered(NOW);
+  second.succeeded();
+  second.release(NOW);
+  plan.done(NOW);
+  assert.is(eps.find((e) => e.id === first.id)!.health.consecutiveFailures, 1, 'the endpoint that failed alone is blamed');
+});
+
+test('failures of different kinds are not poison: the request goes on, and each endpoint is blamed at the end', () => {
+  const { plan, eps } = setup(3);
+  const ways = ['status 500', 'connection dropped', 'status 502'];
+  for (const way of ways) {
+    const lease = plan.next(NOW)!;
+    lease.release(NOW);
+    plan.failed(lease, FAILED, way, NOW);
+  }
+  assert.is(plan.next(NOW), null, 'out of attempts');
+  assert.is(plan.error(NOW).code, 'LLMGW_UPSTREAM_FAILED');
+  plan.done(NOW);
+  for (const e of eps) assert.is(e.health.consecutiveFailures, 1, e.id);
+});
+
+test('a failure that is plainly the endpoint (refused connection) counts at once and does not pair with a suspect', () => {
+  const { plan } = setup(3);
+  const a = plan.next(NOW)!;
+  a.release(NOW);
+  plan.failed(a, FAILED, 'connection dropped', NOW);
+  const b = plan.next(NOW)!;
+  b.failed(NOW);
+  b.release(NOW);
+  plan.failed(b, FAILED, null, NOW);
+  assert.ok(plan.next(NOW), 'a third attempt is allowed');
+});
+
+test('retries in flight stay within the budget: beyond it a failed request is not retried', () => {
+  const budget = new RetryBudget(20, 1);
+  const plans = Array.from({ length: 5 }, () => setup(3, budget).plan);
+  // Five requests in flight: 20% is one retry, and the floor is one.
+  assert.is(budget.limit(), 1);
+  const retried = plans.map((plan) => {
+    const lease = plan.next(NOW)!;
+    lease.release(NOW);
+    plan.failed(lease, FAILED, null, NOW);
+    return plan.next(NOW) !== null;
+  });
+  assert.equal(retried, [true, false, false, false, false]);
+  assert.match(plans[1]!.error(NOW).message, /retry budget is spent \(1 retries in flight for 5 requests/);
+  plans[0]!.done(NOW);
+  assert.equal(budget.inFlight, { requests: 4, retries: 0 }, 'the retry slot comes back when its request ends');
+  for (const p of plans.slice(1)) p.done(NOW);
+  assert.equal(budget.inFlight, { requests: 0, retries: 0 });
+});
+
+test('the budget grows with the requests in flight', () => {
+  const budget = new RetryBudget(20, 3);
+  assert.is(budget.limit(), 3, 'the floor');
+  for (let i = 0; i < 100; i++) budget.entered();
+  assert.is(budget.limit(), 20);
+});
+
+test.run();
