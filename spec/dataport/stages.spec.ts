@@ -1,0 +1,185 @@
+// The data port's stages, each pinned through a data port built in this process in
+// front of a recording engine: what parse refuses, what resolve changes in the body the
+// engine sees (and what it leaves byte for byte), that forward walks the fallbacks, and
+// that account leaves exactly one usage record whatever the ending.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import * as assert from 'uvu/assert';
+import { parseConfig } from '../../src/config/index.js';
+import { createDataPort, type DataPort } from '../../src/dataport/data-port.js';
+import type { UsageRecord } from '../../src/messages/accounting.js';
+import { Catalog } from '../../src/router/catalog.js';
+import { EndpointTable } from '../../src/router/endpoint-table.js';
+import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
+import { buildProfiles } from '../../src/router/scheduler/profiles.js';
+import { Scheduler } from '../../src/router/scheduler/scheduler.js';
+import { createScorers } from '../../src/router/scheduler/scorers.js';
+import { hashPrefix } from '../../src/tasks/prefix-hash.js';
+import { HEALTH } from '../router/helpers.js';
+import { until } from '../support/until.js';
+import { suite } from '../support/uvu.js';
+
+const test = suite('data port stages (in-process data port, recording engine)');
+
+const USAGE = { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 };
+let engine: Server;
+/** The bytes of each body the engine received. */
+const received: Buffer[] = [];
+let port: DataPort;
+let url: string;
+const records: UsageRecord[] = [];
+
+function answer(body: Record<string, unknown>): string {
+  if (body.stream !== true) return JSON.stringify({ id: 'x', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE });
+  const chunk = (delta: object, extra: object = {}): string => `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta }], ...extra })}\n\n`;
+  const so = body.stream_options as { include_usage?: boolean } | undefined;
+  return chunk({ role: 'assistant', content: '' }) + chunk({ content: 'o' }) + chunk({ content: 'k' }) + (so?.include_usage ? `data: ${JSON.stringify({ id: 'x', choices: [], usage: USAGE })}\n\n` : '') + 'data: [DONE]\n\n';
+}
+
+test.before(async () => {
+  engine = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (d: Buffer) => parts.push(d));
+    req.on('end', () => {
+      const raw = Buffer.concat(parts);
+      received.push(raw);
+      const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+      // A request that says `hold` gets no answer: its client is the one to leave.
+      if (JSON.stringify(body.messages).includes('hold')) return;
+      res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
+      res.end(answer(body));
+    });
+  });
+  await new Promise<void>((resolve) => engine.listen(0, '127.0.0.1', resolve));
+  const engineUrl = `http://127.0.0.1:${(engine.address() as AddressInfo).port}`;
+  const config = parseConfig(
+    `models:
+  - { name: m, aliases: [mm] }
+  - { name: orphan, fallbacks: [m] }
+router: { max_body_bytes: 4096, admission: { enabled: false } }
+# The table below is built by hand: 'orphan' gets no endpoint in it, so it falls back.
+endpoints:
+  - { id: engine, url: "http://127.0.0.1:9", models: [m] }
+  - { id: never, url: "http://127.0.0.1:9", models: [orphan] }
+`,
+    'stages.yaml',
+    {},
+  );
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add({ id: 'engine', url: engineUrl, models: ['m'], weight: 1, priority: 0, pool: null });
+  e.ready = true;
+  e.reason = null;
+  const prefixIndex = new PrefixIndex(100);
+  port = createDataPort({
+    catalog: new Catalog(config.models),
+    table,
+    scheduler: new Scheduler(),
+    profiles: buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })),
+    modelProfiles: new Map(),
+    prefixIndex,
+    router: config.router,
+    cpu: { run: <R>(_task: string, data: unknown) => Promise.resolve(hashPrefix(data as Parameters<typeof hashPrefix>[0]) as R) },
+    usage: (r) => records.push({ ...r }),
+    admissions: null,
+  });
+  await new Promise<void>((resolve) => port.server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
+});
+
+test.after(async () => {
+  await new Promise((resolve) => port.server.close(resolve));
+  await new Promise((resolve) => engine.close(resolve));
+});
+
+async function post(body: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; text: string; record: UsageRecord }> {
+  const before = records.length;
+  const res = await request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const text = await res.body.text();
+  // The record is sent once the response has ended; give the stage's finally its turn.
+  await new Promise(setImmediate);
+  assert.is(records.length, before + 1, `exactly one usage record for ${String(body).slice(0, 60)}`);
+  return { status: res.statusCode, text, record: records.at(-1)! };
+}
+
+const chat = (extra: Record<string, unknown> = {}): string => JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+test('parse: each malformed body is refused with its param, and still leaves one record', async () => {
+  const cases: [string | Buffer, number, string | null][] = [
+    ['{"model":', 400, null],
+    ['[1,2]', 400, null],
+    ['null', 400, null],
+    ['{"messages":[]}', 400, 'model'],
+    [chat({ stream: 'yes' }), 400, 'stream'],
+    [Buffer.alloc(5_000, 0x20), 413, null],
+  ];
+  for (const [body, status, param] of cases) {
+    const r = await post(body);
+    assert.is(r.status, status, String(body).slice(0, 40));
+    const error = (JSON.parse(r.text) as { error: { param: string | null; type: string; code: string } }).error;
+    assert.is(error.param, param, String(body).slice(0, 40));
+    assert.is(r.record.status, status);
+    assert.is(r.record.endpoint, null, 'no engine was tried');
+  }
+  assert.is(received.length, 0, 'nothing reached the engine');
+});
+
+test('resolve: an unknown model is a 404 naming what exists; an unknown profile is a 400', async () => {
+  const unknown = await post(JSON.stringify({ model: 'nope', messages: [] }));
+  assert.is(unknown.status, 404);
+  assert.match(unknown.text, /available: m, orphan, mm/);
+  const profile = await post(chat(), { 'x-llmgw-profile': 'fastest' });
+  assert.is(profile.status, 400);
+  assert.match(profile.text, /'fastest' is not a routing profile; have: /);
+  assert.is(received.length, 0);
+});
+
+test('resolve: a body that needs no change reaches the engine byte for byte', async () => {
+  const odd = '{ "model" : "m",\n  "messages": [{"role":"user","content":"hi"}], "top_k": 5 }';
+  const r = await post(odd);
+  assert.is(r.status, 200);
+  assert.is(received.at(-1)!.toString('utf8'), odd);
+});
+
+test('resolve: an alias is sent as the canonical name, and a stream always asks the engine for usage', async () => {
+  const r = await post(JSON.stringify({ model: 'mm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { continuous: 1 } }));
+  const sent = JSON.parse(received.at(-1)!.toString('utf8')) as { model: string; stream_options: Record<string, unknown> };
+  assert.is(sent.model, 'm');
+  assert.equal(sent.stream_options, { continuous: 1, include_usage: true }, "the client's other stream options are kept");
+  assert.not.match(r.text, /"usage"/, 'the client did not ask for usage: it does not get it');
+  assert.match(r.text, /data: \[DONE\]\n\n$/);
+  assert.is(r.record.promptTokens, 7, 'but the record has it');
+  assert.is(r.record.modelAsked, 'mm');
+  assert.is(r.record.modelServed, 'm');
+});
+
+test('forward: a model with no endpoint is served by its fallback', async () => {
+  const r = await post(JSON.stringify({ model: 'orphan', messages: [{ role: 'user', content: 'hi' }] }));
+  assert.is(r.status, 200);
+  assert.is((JSON.parse(received.at(-1)!.toString('utf8')) as { model: string }).model, 'm');
+  assert.ok(r.record.fallback);
+  assert.is(r.record.completionTokens, 2);
+});
+
+test('account: a client that leaves before the answer still leaves one record, and nothing stays in flight', async () => {
+  const before = records.length;
+  const sent = received.length;
+  const controller = new AbortController();
+  const pending = request(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hold' }] }),
+    signal: controller.signal,
+  });
+  await until(() => received.length > sent, 'the engine holding the request');
+  assert.is(port.inFlight(), 1);
+  controller.abort();
+  await pending.catch(() => undefined);
+  await until(() => records.length > before, 'the usage record');
+  assert.is(records.length, before + 1);
+  assert.is(records.at(-1)!.status, 499);
+  await until(() => port.inFlight() === 0, 'nothing in flight');
+});
+
+test.run();
