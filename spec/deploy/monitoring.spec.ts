@@ -3,9 +3,8 @@
 // starts a real server, makes every labelled metric the files use carry series (a retry,
 // a fallback, a streamed and a refused request), scrapes /metrics and checks every
 // PromQL expression of both files against what it exports.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from '../support/uvu.js';
