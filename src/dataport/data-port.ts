@@ -14,8 +14,8 @@ import type { CpuRunner } from '../runtime/index.js';
 import { hashPrefix } from '../tasks/prefix-hash.js';
 import { forward, type Outcome } from './forward.js';
 import { promptText, sessionKey } from './prompt.js';
-import { discardBody, readBody } from './read-body.js';
-import { sendError, sendJson } from './respond.js';
+import { discardBody, readBody } from '../net/read-body.js';
+import { sendError, sendJson } from '../net/respond.js';
 
 export interface DataPortOptions {
   catalog: Catalog;
