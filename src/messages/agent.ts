@@ -1,4 +1,4 @@
-import type { ShardSpec } from '../agent/engines/index.js';
+import type { ShardSpec } from './shard-spec.js';
 import type { SerializedError } from '../errors.js';
 import type { Ask } from '../runtime/protocol.js';
 
