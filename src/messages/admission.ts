@@ -1,4 +1,4 @@
-import type { Ask } from '../runtime/protocol.js';
+import { address, type Ask } from '../runtime/protocol.js';
 
 /** What the admission actor reports per band (queue depth and lifetime counts). */
 export interface BandStats {
@@ -26,3 +26,5 @@ export interface ModelAdmissionStats {
 
 /** Protocol of the admission actor (main thread, beside the data port). */
 export type AdmissionMsg = { type: 'tick' } | ({ type: 'stats' } & Ask<ModelAdmissionStats[]>);
+
+export const ADMISSION = address<AdmissionMsg>('admission');

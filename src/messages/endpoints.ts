@@ -1,4 +1,4 @@
-import type { Ask } from '../runtime/protocol.js';
+import { address, type Address, type Ask } from '../runtime/protocol.js';
 
 /** The scheduler's view of one engine's own report. */
 export interface EngineLoad {
@@ -32,3 +32,8 @@ export type EndpointRegistryMsg =
 
 /** Protocol of one endpoint's health poller (a worker thread). */
 export type HealthPollerMsg = { type: 'poll' } | ({ type: 'poll-now' } & Ask<EndpointProbe>);
+
+export const ENDPOINT_REGISTRY = address<EndpointRegistryMsg>('endpoint-registry');
+
+/** The health poller of endpoint `id`. */
+export const healthPollerAddress = (id: string): Address<HealthPollerMsg> => address(`poller:${id}`);

@@ -25,9 +25,10 @@ interface State {
 export const accounting = defineActor<AccountingMsg>()({
   kind: 'accounting',
   module: import.meta.url,
-  // Losing a record loses a bill; a burst of 100k requests queued here is still only
-  // tens of MB, and `ctl actors` shows the high-water mark long before that.
-  mailbox: { capacity: 100_000, overflow: 'drop-oldest' },
+  // Losing a record loses a bill, so a full mailbox refuses and the sender keeps the
+  // records (UsageBatcher sends one batch at a time, so this is room for bursts of asks
+  // for totals and recent records beside it).
+  mailbox: { capacity: 1_024, overflow: 'reject' },
   init: (args: AccountingArgs, ctx): State => ({
     args,
     ring: [],

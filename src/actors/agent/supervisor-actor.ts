@@ -1,11 +1,12 @@
 import { LlmgwError } from '../../errors.js';
 import type { Outcome, ShardEventSinkMsg, SupervisorMsg } from '../../messages/agent.js';
+import type { Address } from '../../runtime/index.js';
 import { defineActor } from '../../runtime/actor.js';
 import { Supervisor, type SupervisorOptions } from '../../agent/supervisor/index.js';
 
 export interface SupervisorActorArgs extends Omit<SupervisorOptions, 'onEvent'> {
   /** Actors that get every shard transition as a `shard-event` (more with `subscribe`). */
-  readonly subscribers: readonly string[];
+  readonly subscribers: readonly Address<ShardEventSinkMsg>[];
 }
 
 /**
@@ -32,11 +33,12 @@ export const supervisorActor = defineActor<SupervisorMsg>()({
   mailbox: { capacity: 256, overflow: 'reject' },
   init: async (args: SupervisorActorArgs, ctx) => {
     await incarnations.get(args.stateDir)?.release();
-    const subscribers = new Set(args.subscribers);
+    // By name: an address that came through a message is a fresh object each time.
+    const subscribers = new Map(args.subscribers.map((a) => [a.name, a]));
     const { supervisor, recovery } = await Supervisor.open({
       ...args,
       onEvent: (event) => {
-        for (const s of subscribers) ctx.ref<ShardEventSinkMsg>(s).tell({ type: 'shard-event', event });
+        for (const s of subscribers.values()) ctx.ref(s).tell({ type: 'shard-event', event });
       },
     });
     incarnations.set(args.stateDir, supervisor);
@@ -52,7 +54,7 @@ export const supervisorActor = defineActor<SupervisorMsg>()({
         return status;
       }),
     list: (s) => s.supervisor.list(),
-    subscribe: (s, m) => void s.subscribers.add(m.subscriber),
+    subscribe: (s, m) => void s.subscribers.set(m.subscriber.name, m.subscriber),
   },
   stop: async (s) => {
     incarnations.delete(s.stateDir);

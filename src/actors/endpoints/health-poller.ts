@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { EndpointProbe, EndpointRegistryMsg, HealthPollerMsg } from '../../messages/endpoints.js';
+import type { Address } from '../../runtime/index.js';
 import { parseEngineLoad } from '../../router/scrape/engine-load.js';
 import { defineActor } from '../../runtime/actor.js';
 
@@ -10,7 +11,7 @@ export interface HealthPollerArgs {
   models: string[];
   intervalMs: number;
   timeoutMs: number;
-  registry: string;
+  registry: Address<EndpointRegistryMsg>;
 }
 
 /**
@@ -33,11 +34,11 @@ export const healthPoller = defineActor<HealthPollerMsg>()({
   },
   handlers: {
     poll: async (s, _m, ctx) => {
-      ctx.ref<EndpointRegistryMsg>(s.registry).tell({ type: 'probe', probe: await probe(s) });
+      ctx.ref(s.registry).tell({ type: 'probe', probe: await probe(s) });
     },
     'poll-now': async (s, _m, ctx) => {
       const p = await probe(s);
-      ctx.ref<EndpointRegistryMsg>(s.registry).tell({ type: 'probe', probe: p });
+      ctx.ref(s.registry).tell({ type: 'probe', probe: p });
       return p;
     },
   },
