@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { Pool } from 'undici';
 import type { EndpointProbe, EndpointRegistryMsg, HealthPollerMsg } from '../../messages/endpoints.js';
 import type { Address } from '../../runtime/index.js';
 import { parseEngineLoad } from '../../router/scrape/engine-load.js';
@@ -27,10 +27,12 @@ export const healthPoller = defineActor<HealthPollerMsg>()({
   module: import.meta.url,
   // Polls are idempotent ticks: when the actor falls behind, the newest tick is the one worth keeping.
   mailbox: { capacity: 4, overflow: 'drop-oldest' },
-  init: (args: HealthPollerArgs, ctx) => {
+  init: (args: HealthPollerArgs, ctx): State => {
     ctx.schedule('poll', args.intervalMs, { type: 'poll' }, true);
     ctx.self.tell({ type: 'poll' });
-    return args;
+    // Its own pool: the probes keep one warm connection to the engine instead of sharing
+    // the global dispatcher, and a stopped or crashed poller closes what it opened.
+    return { ...args, pool: new Pool(args.url, { connections: 2 }) };
   },
   handlers: {
     poll: async (s, _m, ctx) => {
@@ -42,22 +44,27 @@ export const healthPoller = defineActor<HealthPollerMsg>()({
       return p;
     },
   },
+  onStop: (s) => s.pool.destroy(),
 });
 
-async function probe(s: HealthPollerArgs): Promise<EndpointProbe> {
+interface State extends HealthPollerArgs {
+  pool: Pool;
+}
+
+async function probe(s: State): Promise<EndpointProbe> {
   const at = Date.now();
   const [readiness, scrape] = await Promise.all([checkReady(s), scrapeLoad(s)]);
   return { id: s.id, at, ...readiness, ...scrape };
 }
 
-const get = (s: HealthPollerArgs, path: string) => request(new URL(path, s.url), { headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs });
+const get = (s: State, path: string) => s.pool.request({ method: 'GET', path: new URL(path, s.url).pathname, headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs });
 
 const describe = (err: unknown): string => {
   const e = err as { code?: string; message?: string };
   return `${e.code ?? ''} ${e.message ?? String(err)}`.trim();
 };
 
-async function checkReady(s: HealthPollerArgs): Promise<Pick<EndpointProbe, 'ready' | 'reason' | 'models'>> {
+async function checkReady(s: State): Promise<Pick<EndpointProbe, 'ready' | 'reason' | 'models'>> {
   const result = (ready: boolean, reason: string | null, models: string[] = []) => ({ ready, reason, models });
   try {
     const health = await get(s, '/health');
@@ -78,7 +85,7 @@ async function checkReady(s: HealthPollerArgs): Promise<Pick<EndpointProbe, 'rea
   }
 }
 
-async function scrapeLoad(s: HealthPollerArgs): Promise<Pick<EndpointProbe, 'load' | 'loadError'>> {
+async function scrapeLoad(s: State): Promise<Pick<EndpointProbe, 'load' | 'loadError'>> {
   try {
     const res = await get(s, '/metrics');
     if (res.statusCode !== 200) {
