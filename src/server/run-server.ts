@@ -1,5 +1,5 @@
 import { accounting } from '../actors/accounting/accounting.js';
-import { UsageBatcher, usageBatcherMetrics } from '../actors/accounting/usage-batcher.js';
+import { UsageBatcher, usageBatcherMetrics } from '../accounting/usage-batcher.js';
 import { admissionActor } from '../actors/admission/admission-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';

@@ -1,6 +1,7 @@
 import { LlmgwError } from '../../errors.js';
 import type { AdmissionMsg } from '../../messages/admission.js';
 import type { Admission } from '../../router/admission/admission.js';
+import { admissionStats, admissionSummary } from '../../router/admission/admission-stats.js';
 import { defineActor } from '../../runtime/actor.js';
 
 export interface AdmissionArgs {
@@ -31,21 +32,11 @@ export const admissionActor = defineActor<AdmissionMsg>()({
       const now = Date.now();
       for (const a of s.admissions.values()) a.release(now);
     },
-    stats: (s) => {
-      const now = Date.now();
-      return [...s.admissions.values()].map((a) => ({
-        model: a.model,
-        saturated: a.saturated(now),
-        bands: a.queue.stats().map((b, i) => ({ ...b, oldestWaitMs: a.queue.oldestWait(i, now), held: a.holdReason(i, now) })),
-      }));
-    },
+    stats: (s) => admissionStats(s.admissions, Date.now()),
   },
   stop: (s) => {
     const err = new LlmgwError('LLMGW_SHUTTING_DOWN', 'the server is shutting down; retry on another instance');
     for (const a of s.admissions.values()) a.queue.drain(err);
   },
-  describe: (s) =>
-    [...s.admissions.values()]
-      .map((a) => `${a.model}: ${a.queue.length} queued${a.queue.length > 0 ? ` (${a.queue.stats().map((b) => `${b.band} ${b.queued}`).join(', ')})` : ''}`)
-      .join('; '),
+  describe: (s) => admissionSummary(s.admissions),
 });

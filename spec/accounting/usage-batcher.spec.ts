@@ -1,6 +1,6 @@
 import * as assert from 'uvu/assert';
 import { accounting } from '../../src/actors/accounting/accounting.js';
-import { UsageBatcher } from '../../src/actors/accounting/usage-batcher.js';
+import { UsageBatcher } from '../../src/accounting/usage-batcher.js';
 import { ACCOUNTING, type UsageRecord } from '../../src/messages/accounting.js';
 import { ActorSystem } from '../../src/runtime/index.js';
 import { until } from '../support/until.js';

@@ -1,8 +1,8 @@
 import { Counter, Gauge, Registry } from 'prom-client';
-import { LlmgwError } from '../../errors.js';
-import { createLogger, type Logger } from '../../log.js';
-import type { AccountingMsg, UsageRecord } from '../../messages/accounting.js';
-import type { ActorRef } from '../../runtime/index.js';
+import { LlmgwError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import type { AccountingMsg, UsageRecord } from '../messages/accounting.js';
+import type { ActorRef } from '../runtime/index.js';
 
 /**
  * Records held while the accounting actor cannot take them (its thread restarting, its
