@@ -21,6 +21,9 @@ export interface AdmissionArgs {
 export const admissionActor = defineActor<AdmissionMsg>()({
   kind: 'admission',
   module: import.meta.url,
+  // Ticks are idempotent and the next one comes in tickMs; a stats ask that has to make
+  // room fails with LLMGW_MAILBOX_FULL at once. Nothing here carries a bill or a command:
+  // queued requests live in the queues, not in this mailbox.
   mailbox: { capacity: 64, overflow: 'drop-oldest' },
   init: (args: AdmissionArgs, ctx) => {
     if (ctx.thread !== 'main') throw new Error('admission must run on the main thread, beside the data port');
