@@ -54,13 +54,13 @@ export class RunCommand extends Command {
   }
 
   private async runServer(): Promise<number> {
-    const { runServer } = await import('../../server/run-server.js');
+    const { runServer } = await import('../../roles/server.js');
     await runServer({ configPath: this.config, listen: this.listen, adminListen: this.adminListen });
     return await waitForever();
   }
 
   private async runAgent(): Promise<number> {
-    const { runAgent } = await import('../../agent/run-agent.js');
+    const { runAgent } = await import('../../roles/agent.js');
     await runAgent({ configPath: this.config, listen: this.listen });
     return await waitForever();
   }

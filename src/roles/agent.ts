@@ -6,8 +6,8 @@ import { createLogger, setLogLevel } from '../log.js';
 import { drain, listen } from '../net/http-listen.js';
 import { SUPERVISOR } from '../messages/agent.js';
 import { ActorSystem } from '../runtime/index.js';
-import { loadAgentConfig } from './config/load.js';
-import { createControlPort } from './control-port.js';
+import { loadAgentConfig } from '../agent/config/load.js';
+import { createControlPort } from '../agent/control-port.js';
 
 export interface AgentFlags {
   configPath?: string | undefined;
