@@ -118,6 +118,7 @@ test('a tell that cannot be delivered is a dead letter counted by addressee and 
   for (let i = 1; i <= 3; i++) assert.ok(g.tell({ type: 'hold', id: i }));
   assert.is(g.tell({ type: 'hold', id: 4 }), false);
   assert.is(g.tell({ type: 'hold', id: 5 }), false);
+  assert.is(((await g.ask({ type: 'seen' }).catch((e: unknown) => e)) as LlmgwError).code, 'LLMGW_MAILBOX_FULL', 'a refused ask fails at once');
   assert.is(system.ref(counterAt('nobody-told')).tell({ type: 'add', n: 1 }), false);
   // From a worker: the ask's handler tells an actor that does not exist.
   const w = await system.spawn(counter, { address: counterAt('teller'), thread: 'w1', args: { start: 0 } });
@@ -126,7 +127,7 @@ test('a tell that cannot be delivered is a dead letter counted by addressee and 
   await system.stop('brim');
   assert.is(g.tell({ type: 'hold', id: 6 }), false, 'a stopped actor is a dead letter too');
   const text = await (await system.metrics()).metrics();
-  assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="brim",reason="LLMGW_MAILBOX_FULL"\} 2/);
+  assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="brim",reason="LLMGW_MAILBOX_FULL"\} 3/);
   assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="nobody-told",reason="LLMGW_ACTOR_NOT_FOUND"\} 1/);
   assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="brim",reason="LLMGW_ACTOR_NOT_FOUND"\} 1/);
   assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="nobody-either",reason="LLMGW_ACTOR_NOT_FOUND"\} 1/);

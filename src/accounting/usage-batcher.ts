@@ -117,6 +117,7 @@ export class UsageBatcher {
       this.timer = undefined;
       this.send();
     }, this.retryMs);
+    this.timer.unref(); // the servers keep the process alive; a retry must not hold up its exit
   }
 
   private trim(): void {

@@ -159,7 +159,10 @@ export class ThreadHost implements CellHost {
     const cell = this.cells.get(to);
     if (cell !== undefined) {
       const refused = cell.offer(msg, (ok, value) => this.settle(id, ok, value));
-      if (refused !== undefined) this.settle(id, false, refused.serialize());
+      if (refused !== undefined) {
+        this.deadLetter(to, refused.code);
+        this.settle(id, false, refused.serialize());
+      }
     } else {
       this.route({ k: 'msg', to, from: this.thread, hops: 0, msg, ask: id }, opts?.transfer);
     }
