@@ -1,7 +1,7 @@
 // Actor kinds used by the runtime benchmarks. They live in their own module because a
 // worker thread imports the module that defines an actor: the bench entry must not run
 // again inside every worker.
-import { defineActor, type Ask } from '../src/runtime/index.js';
+import { defineActor, type Address, type Ask } from '../src/runtime/index.js';
 
 /** Counts what it is told; answers pings at once. The cheapest possible actor. */
 export type SinkMsg =
@@ -29,7 +29,7 @@ export const sink = defineActor<SinkMsg>()({
  * thread (ms, `performance.now()`): an actor-to-actor round trip without the caller's
  * hop to the prober in it.
  */
-export type ProberMsg = { type: 'probe'; target: string } & Ask<number>;
+export type ProberMsg = { type: 'probe'; target: Address<SinkMsg> } & Ask<number>;
 
 export const prober = defineActor<ProberMsg>()({
   kind: 'bench.prober',
@@ -38,7 +38,7 @@ export const prober = defineActor<ProberMsg>()({
   init: () => ({}),
   handlers: {
     probe: async (_s, m, ctx) => {
-      const target = ctx.ref<SinkMsg>(m.target);
+      const target = ctx.ref(m.target);
       const t0 = performance.now();
       await target.ask({ type: 'ping' });
       return performance.now() - t0;

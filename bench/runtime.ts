@@ -2,7 +2,7 @@
 // same thread and across threads, each against a baseline measured in the same run.
 import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { ActorSystem, type ActorRef } from '../src/runtime/index.js';
+import { ActorSystem, address, type ActorRef, type Address } from '../src/runtime/index.js';
 import { echo, hashPrefix } from '../src/tasks/index.js';
 import { prober, sink, type ProberMsg, type SinkMsg } from './actors.js';
 import { fmtDelta, fmtNum, fmtRate, fmtRatio, measure, printTable, type Budget, type Case, type Measurement, type Suite, type TableRow } from './harness.js';
@@ -47,8 +47,8 @@ async function run(): Promise<void> {
 }
 
 async function runWith(system: ActorSystem, raw: RawEcho): Promise<void> {
-  const spawnSink = (name: string, thread: string): Promise<ActorRef<SinkMsg>> => system.spawn(sink, { name, thread, args: undefined });
-  const spawnProber = (name: string, thread: string): Promise<ActorRef<ProberMsg>> => system.spawn(prober, { name, thread, args: undefined });
+  const spawnSink = (name: string, thread: string): Promise<ActorRef<SinkMsg>> => system.spawn(sink, { address: address(name), thread, args: undefined });
+  const spawnProber = (name: string, thread: string): Promise<ActorRef<ProberMsg>> => system.spawn(prober, { address: address(name), thread, args: undefined });
   const tpMain = await spawnSink('tp-main', 'main');
   const tpW1 = await spawnSink('tp-w1', 'w1');
   const latMain = await spawnSink('lat-main', 'main');
@@ -80,15 +80,15 @@ async function runWith(system: ActorSystem, raw: RawEcho): Promise<void> {
 
   // ---- 2. ask round trips ----------------------------------------------------------------
   const floor = (): Promise<number> => Promise.resolve(0);
-  const probe = (ref: ActorRef<ProberMsg>, target: string) => async () => ({ overriddenDuration: await ref.ask({ type: 'probe', target }) });
+  const probe = (ref: ActorRef<ProberMsg>, target: Address<SinkMsg>) => async () => ({ overriddenDuration: await ref.ask({ type: 'probe', target }) });
   const ask = await measure(LATENCY, [
     { name: 'floor', fn: () => floor(), async: true },
     { name: 'main>main', fn: () => latMain.ask({ type: 'ping' }), async: true },
     { name: 'raw', fn: raw.ping, async: true },
     { name: 'main>w1', fn: () => latW1.ask({ type: 'ping' }), async: true },
-    { name: 'in main>main', fn: probe(probeMain, 'lat-main'), async: true, innerTimed: true },
-    { name: 'in w1>w1', fn: probe(probeW1, 'lat-w1'), async: true, innerTimed: true },
-    { name: 'in w1>w2', fn: probe(probeW1, 'lat-w2'), async: true, innerTimed: true },
+    { name: 'in main>main', fn: probe(probeMain, address<SinkMsg>('lat-main')), async: true, innerTimed: true },
+    { name: 'in w1>w1', fn: probe(probeW1, address<SinkMsg>('lat-w1')), async: true, innerTimed: true },
+    { name: 'in w1>w2', fn: probe(probeW1, address<SinkMsg>('lat-w2')), async: true, innerTimed: true },
   ]);
 
   // ---- 3. the CPU pool hop ---------------------------------------------------------------

@@ -8,6 +8,7 @@ import { endpointRegistry } from '../../src/actors/endpoints/endpoint-registry.j
 import { healthPoller } from '../../src/actors/endpoints/health-poller.js';
 import { EndpointTable } from '../../src/router/endpoint-table.js';
 import { MetricsParseError, parseEngineLoad } from '../../src/router/scrape/engine-load.js';
+import { ENDPOINT_REGISTRY, healthPollerAddress } from '../../src/messages/endpoints.js';
 import { ActorSystem } from '../../src/runtime/index.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../spec/fixtures/metrics/', import.meta.url));
@@ -78,7 +79,7 @@ test('the poller reads queue depth and KV usage from a real vLLM and a real SGLa
   const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }], askTimeoutMs: 5_000 });
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: { cooldownFailures: 2, cooldownMs: 100, breakerFailures: 5, openMs: 100, maxOpenMs: 1_000 } });
   try {
-    await system.spawn(endpointRegistry, { name: 'registry', args: { table } });
+    await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table } });
     const cases = [
       { id: 'v', url: vllm.url, model: 'RedHatAI/gemma-4-31B-it-NVFP4', load: { waiting: 0, running: 1, kvUsage: 0.0798685 } },
       { id: 's', url: sglang.url, model: 'meta-llama/Llama-3.1-8B-Instruct', load: { waiting: 2826, running: 162, kvUsage: 0.28 } },
@@ -86,9 +87,9 @@ test('the poller reads queue depth and KV usage from a real vLLM and a real SGLa
     for (const c of cases) {
       table.add({ id: c.id, url: c.url, models: [c.model], weight: 1, priority: 0, pool: null });
       const poller = await system.spawn(healthPoller, {
-        name: `poller:${c.id}`,
+        address: healthPollerAddress(c.id),
         thread: 'telemetry',
-        args: { id: c.id, url: c.url, models: [c.model], intervalMs: 60_000, timeoutMs: 1_000, registry: 'registry' },
+        args: { id: c.id, url: c.url, models: [c.model], intervalMs: 60_000, timeoutMs: 1_000, registry: ENDPOINT_REGISTRY },
       });
       const probe = await poller.ask({ type: 'poll-now' });
       assert.is(probe.ready, true, probe.reason ?? '');

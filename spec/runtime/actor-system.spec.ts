@@ -2,8 +2,8 @@ import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { LlmgwError } from '../../src/errors.js';
 import { until } from '../support/until.js';
-import { ActorSystem, type ActorRef } from '../../src/runtime/index.js';
-import { counter, dropGate, openGate, rejectGate, type CounterMsg, type GateMsg } from './fixtures/actors.js';
+import { ActorSystem, address, type ActorRef } from '../../src/runtime/index.js';
+import { counter, counterAt, dropGate, gateAt, holder, holderAt, holding, openGate, rejectGate, released, type GateMsg } from './fixtures/actors.js';
 
 const fatal: LlmgwError[] = [];
 let system: ActorSystem;
@@ -18,11 +18,13 @@ test.after(async () => {
 });
 
 test('a typed mailbox accepts only its protocol', async () => {
-  const c = await system.spawn(counter, { name: 'typed', args: { start: 1 } });
+  const c = await system.spawn(counter, { address: counterAt('typed'), args: { start: 1 } });
   c.tell({ type: 'add', n: 2 });
   assert.is(await c.ask({ type: 'get' }), 3);
-  // A sender that bypasses the types is refused at the door, not by a crash of the actor.
-  assert.throws(() => system.ref<{ type: 'mul'; n: number }>('typed').tell({ type: 'mul', n: 2 }), /does not accept 'mul'/);
+  // An address declared with the wrong protocol is refused at the door, not by a crash
+  // of the actor, and not by a throw in the sender either.
+  assert.is(system.ref(address<{ type: 'mul'; n: number }>('typed')).tell({ type: 'mul', n: 2 }), false);
+  assert.is((await statsOf('typed')).rejected, 1);
   assert.is(await c.ask({ type: 'get' }), 3);
   // Compile errors, checked by the build that `npm test` runs: if any of them ever
   // compiled, its @ts-expect-error would itself fail the build. Never called.
@@ -44,29 +46,29 @@ test('a typed mailbox accepts only its protocol', async () => {
 });
 
 test('an ask crosses threads, and actors on two workers ask each other', async () => {
-  const a = await system.spawn(counter, { name: 'on-w1', thread: 'w1', args: { start: 10 } });
-  const b = await system.spawn(counter, { name: 'on-w2', thread: 'w2', args: { start: 32 } });
+  const a = await system.spawn(counter, { address: counterAt('on-w1'), thread: 'w1', args: { start: 10 } });
+  const b = await system.spawn(counter, { address: counterAt('on-w2'), thread: 'w2', args: { start: 32 } });
   assert.is(await a.ask({ type: 'where' }), 'w1');
   assert.is(await b.ask({ type: 'where' }), 'w2');
   assert.is(system.where('on-w1'), 'w1');
   a.tell({ type: 'add', n: 5 });
-  assert.is(await a.ask({ type: 'sum-with', other: 'on-w2' }), 47);
+  assert.is(await a.ask({ type: 'sum-with', other: counterAt('on-w2') }), 47);
   await system.stop('on-w1');
   await system.stop('on-w2');
 });
 
 test('an ask to a missing actor fails with LLMGW_ACTOR_NOT_FOUND, on any thread', async () => {
-  const err = await system.ref<CounterMsg>('nobody').ask({ type: 'get' }).catch((e: unknown) => e);
+  const err = await system.ref(counterAt('nobody')).ask({ type: 'get' }).catch((e: unknown) => e);
   assert.instance(err, LlmgwError);
   assert.is((err as LlmgwError).code, 'LLMGW_ACTOR_NOT_FOUND');
-  const w = await system.spawn(counter, { name: 'asker', thread: 'w1', args: { start: 0 } });
-  const err2 = await w.ask({ type: 'sum-with', other: 'nobody' }).catch((e: unknown) => e);
+  const w = await system.spawn(counter, { address: counterAt('asker'), thread: 'w1', args: { start: 0 } });
+  const err2 = await w.ask({ type: 'sum-with', other: counterAt('nobody') }).catch((e: unknown) => e);
   assert.is((err2 as LlmgwError).code, 'LLMGW_ACTOR_NOT_FOUND');
   await system.stop('asker');
 });
 
 test('an ask that gets no reply in time fails with LLMGW_ASK_TIMEOUT', async () => {
-  const g = await system.spawn(rejectGate, { name: 'slow', args: undefined });
+  const g = await system.spawn(rejectGate, { address: gateAt('slow'), args: undefined });
   g.tell({ type: 'hold', id: 1 });
   const err = await g.ask({ type: 'seen' }, { timeoutMs: 30 }).catch((e: unknown) => e);
   assert.is((err as LlmgwError).code, 'LLMGW_ASK_TIMEOUT');
@@ -77,7 +79,7 @@ test('an ask that gets no reply in time fails with LLMGW_ASK_TIMEOUT', async () 
 test('a crash restarts the actor with fresh state, fails the ask that caused it, and is counted', async () => {
   for (const thread of ['main', 'w1']) {
     const name = `crashy-${thread}`;
-    const c = await system.spawn(counter, { name, thread, args: { start: 100 } });
+    const c = await system.spawn(counter, { address: counterAt(name), thread, args: { start: 100 } });
     c.tell({ type: 'add', n: 1 });
     const err = await c.ask({ type: 'boom', message: 'handler bug' }).catch((e: unknown) => e);
     assert.instance(err, LlmgwError);
@@ -93,19 +95,11 @@ test('a crash restarts the actor with fresh state, fails the ask that caused it,
 });
 
 test('a reject mailbox refuses the message once full, and the sender sees it', async () => {
-  const g: ActorRef<GateMsg> = await system.spawn(rejectGate, { name: 'full', args: undefined });
+  const g: ActorRef<GateMsg> = await system.spawn(rejectGate, { address: gateAt('full'), args: undefined });
   g.tell({ type: 'hold', id: 0 }); // taken and held by the handler
   await until(async () => (await statsOf('full')).mailbox === 0);
   for (let i = 1; i <= 3; i++) g.tell({ type: 'hold', id: i });
-  const err = (() => {
-    try {
-      g.tell({ type: 'hold', id: 4 });
-      return undefined;
-    } catch (e) {
-      return e;
-    }
-  })();
-  assert.is((err as LlmgwError)?.code, 'LLMGW_MAILBOX_FULL');
+  assert.is(g.tell({ type: 'hold', id: 4 }), false, 'the sender learns of the refusal; tell never throws');
   const askErr = await g.ask({ type: 'seen' }).catch((e: unknown) => e);
   assert.is((askErr as LlmgwError).code, 'LLMGW_MAILBOX_FULL');
   openGate('full');
@@ -117,8 +111,45 @@ test('a reject mailbox refuses the message once full, and the sender sees it', a
   await system.stop('full');
 });
 
+test('a tell that cannot be delivered is a dead letter counted by addressee and reason, never a throw', async () => {
+  const g = await system.spawn(rejectGate, { address: gateAt('brim'), args: undefined });
+  g.tell({ type: 'hold', id: 0 });
+  await until(async () => (await statsOf('brim')).mailbox === 0);
+  for (let i = 1; i <= 3; i++) assert.ok(g.tell({ type: 'hold', id: i }));
+  assert.is(g.tell({ type: 'hold', id: 4 }), false);
+  assert.is(g.tell({ type: 'hold', id: 5 }), false);
+  assert.is(((await g.ask({ type: 'seen' }).catch((e: unknown) => e)) as LlmgwError).code, 'LLMGW_MAILBOX_FULL', 'a refused ask fails at once');
+  assert.is(system.ref(counterAt('nobody-told')).tell({ type: 'add', n: 1 }), false);
+  // From a worker: the ask's handler tells an actor that does not exist.
+  const w = await system.spawn(counter, { address: counterAt('teller'), thread: 'w1', args: { start: 0 } });
+  await w.ask({ type: 'tell-to', to: counterAt('nobody-either') });
+  openGate('brim');
+  await system.stop('brim');
+  assert.is(g.tell({ type: 'hold', id: 6 }), false, 'a stopped actor is a dead letter too');
+  const text = await (await system.metrics()).metrics();
+  assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="brim",reason="LLMGW_MAILBOX_FULL"\} 3/);
+  assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="nobody-told",reason="LLMGW_ACTOR_NOT_FOUND"\} 1/);
+  assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="brim",reason="LLMGW_ACTOR_NOT_FOUND"\} 1/);
+  assert.match(text, /llmgw_actor_dead_letters_total\{thread="main",actor="nobody-either",reason="LLMGW_ACTOR_NOT_FOUND"\} 1/);
+  await system.stop('teller');
+});
+
+test('onStop releases what an incarnation holds, on a crash before the restart and on stop', async () => {
+  released.length = 0;
+  const h = await system.spawn(holder, { address: holderAt('holder'), args: undefined });
+  const first = await h.ask({ type: 'port' });
+  await h.ask({ type: 'boom' }).catch(() => {});
+  const second = await h.ask({ type: 'port' });
+  assert.is.not(second, first, 'a fresh incarnation with its own socket');
+  assert.equal(released, ['crashed']);
+  assert.is(holding.size, 1, 'the crashed incarnation closed its socket before the next one opened');
+  await system.stop('holder');
+  assert.equal(released, ['crashed', 'stopped']);
+  assert.is(holding.size, 0);
+});
+
 test('a drop-oldest mailbox discards the oldest message once full', async () => {
-  const g = await system.spawn(dropGate, { name: 'lossy', args: undefined });
+  const g = await system.spawn(dropGate, { address: gateAt('lossy'), args: undefined });
   g.tell({ type: 'hold', id: 0 });
   await until(async () => (await statsOf('lossy')).mailbox === 0);
   for (let i = 1; i <= 5; i++) g.tell({ type: 'hold', id: i });
@@ -130,7 +161,7 @@ test('a drop-oldest mailbox discards the oldest message once full', async () => 
 });
 
 test('a stopped actor refuses messages', async () => {
-  const c = await system.spawn(counter, { name: 'gone', thread: 'w2', args: { start: 0 } });
+  const c = await system.spawn(counter, { address: counterAt('gone'), thread: 'w2', args: { start: 0 } });
   await system.stop('gone');
   const err = await c.ask({ type: 'get' }).catch((e: unknown) => e);
   assert.is((err as LlmgwError).code, 'LLMGW_ACTOR_NOT_FOUND');
@@ -138,16 +169,16 @@ test('a stopped actor refuses messages', async () => {
 });
 
 test('a spawn with a taken name or an unknown thread fails clearly', async () => {
-  await system.spawn(counter, { name: 'dup', args: { start: 0 } });
-  const err = await system.spawn(counter, { name: 'dup', thread: 'w1', args: { start: 0 } }).catch((e: unknown) => e);
+  await system.spawn(counter, { address: counterAt('dup'), args: { start: 0 } });
+  const err = await system.spawn(counter, { address: counterAt('dup'), thread: 'w1', args: { start: 0 } }).catch((e: unknown) => e);
   assert.is((err as LlmgwError).code, 'LLMGW_ACTOR_EXISTS');
-  const err2 = await system.spawn(counter, { name: 'x', thread: 'w9', args: { start: 0 } }).catch((e: unknown) => e);
+  const err2 = await system.spawn(counter, { address: counterAt('x'), thread: 'w9', args: { start: 0 } }).catch((e: unknown) => e);
   assert.match((err2 as LlmgwError).message, /no such thread/);
   await system.stop('dup');
 });
 
 test('a large payload moves to another thread without a copy', async () => {
-  const c = await system.spawn(counter, { name: 'mover', thread: 'w1', args: { start: 0 } });
+  const c = await system.spawn(counter, { address: counterAt('mover'), thread: 'w1', args: { start: 0 } });
   const bytes = new Uint8Array(1 << 20).fill(1);
   assert.is(await c.ask({ type: 'sum-bytes', bytes }, { transfer: [bytes.buffer] }), 1 << 20);
   assert.is(bytes.byteLength, 0, 'the sender no longer owns the buffer: it was moved, not copied');
@@ -158,7 +189,7 @@ test('a large payload moves to another thread without a copy', async () => {
 });
 
 test('actors on any thread use the CPU pool', async () => {
-  const c = await system.spawn(counter, { name: 'hasher', thread: 'w2', args: { start: 0 } });
+  const c = await system.spawn(counter, { address: counterAt('hasher'), thread: 'w2', args: { start: 0 } });
   const a = await c.ask({ type: 'hash', text: 'abcdabcdabcd' });
   const b = await c.ask({ type: 'hash', text: 'abcdabcdXbcd' });
   assert.is(a.length, 3);
@@ -169,7 +200,7 @@ test('actors on any thread use the CPU pool', async () => {
 });
 
 test('runtime metrics from every thread are merged into one registry', async () => {
-  const c = await system.spawn(counter, { name: 'metered', thread: 'w1', args: { start: 0 } });
+  const c = await system.spawn(counter, { address: counterAt('metered'), thread: 'w1', args: { start: 0 } });
   for (let i = 0; i < 5; i++) c.tell({ type: 'add', n: 1 });
   await c.ask({ type: 'get' });
   const text = await (await system.metrics()).metrics();

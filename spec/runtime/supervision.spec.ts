@@ -4,7 +4,7 @@ import { LlmgwError } from '../../src/errors.js';
 import { until } from '../support/until.js';
 import { ActorSystem } from '../../src/runtime/index.js';
 import { RestartTracker } from '../../src/runtime/supervision.js';
-import { counter, parent, type CounterMsg } from './fixtures/actors.js';
+import { counter, counterAt, parent, parentAt, type CounterMsg } from './fixtures/actors.js';
 
 const test = suite('supervision');
 
@@ -30,9 +30,9 @@ test('a child that keeps crashing escalates to its parent, which may restart it'
   const fatal: LlmgwError[] = [];
   const system = await ActorSystem.start({ threads: [{ name: 'w1' }], onFatal: (e) => fatal.push(e) });
   try {
-    const p = await system.spawn(parent, { name: 'parent', args: { decision: 'restart' } });
+    const p = await system.spawn(parent, { address: parentAt('parent'), args: { decision: 'restart' } });
     await p.ask({ type: 'spawn-child', name: 'child', thread: 'w1' });
-    const child = system.ref<CounterMsg>('child');
+    const child = system.ref(counterAt('child'));
     // maxRestarts is 3: the 4th crash inside the window is escalated.
     await crashLoop(child, 4);
     await until(async () => (await p.ask({ type: 'failures' })).length === 1);
@@ -51,9 +51,9 @@ test('a child that keeps crashing escalates to its parent, which may restart it'
 test('a parent that stops a failed child removes it', async () => {
   const system = await ActorSystem.start({ onFatal: () => {} });
   try {
-    const p = await system.spawn(parent, { name: 'parent', args: { decision: 'stop' } });
+    const p = await system.spawn(parent, { address: parentAt('parent'), args: { decision: 'stop' } });
     await p.ask({ type: 'spawn-child', name: 'child', thread: 'main' });
-    await crashLoop(system.ref<CounterMsg>('child'), 4);
+    await crashLoop(system.ref(counterAt('child')), 4);
     await until(async () => system.where('child') === undefined);
     assert.equal(await p.ask({ type: 'failures' }), ['child: crash 3']);
   } finally {
@@ -67,13 +67,13 @@ test('escalation past the root is fatal, never silent', async () => {
   try {
     // The parent escalates; the parent itself then fails, restarts, and its own
     // escalation reaches the root once it too has failed too often.
-    const p = await system.spawn(parent, { name: 'parent', args: { decision: 'escalate' } });
+    const p = await system.spawn(parent, { address: parentAt('parent'), args: { decision: 'escalate' } });
     await p.ask({ type: 'spawn-child', name: 'child', thread: 'w1' });
-    await crashLoop(system.ref<CounterMsg>('child'), 4);
+    await crashLoop(system.ref(counterAt('child')), 4);
     await until(async () => system.where('child') === undefined);
     const ps = (await system.stats()).find((x) => x.name === 'parent')!;
     assert.is(ps.failures, 1, 'the escalation counted as a failure of the parent');
-    const root = await system.spawn(counter, { name: 'root-actor', thread: 'w1', args: { start: 0 } });
+    const root = await system.spawn(counter, { address: counterAt('root-actor'), thread: 'w1', args: { start: 0 } });
     await crashLoop(root, 4);
     await until(async () => fatal.length === 1);
     assert.is(fatal[0]!.code, 'LLMGW_ESCALATED');
@@ -87,8 +87,8 @@ test('a worker thread that dies has its actors restarted on a fresh thread', asy
   const fatal: LlmgwError[] = [];
   const system = await ActorSystem.start({ threads: [{ name: 'w1', onDeath: 'respawn' }, { name: 'w2' }], onFatal: (e) => fatal.push(e) });
   try {
-    const c = await system.spawn(counter, { name: 'victim', thread: 'w1', args: { start: 7 } });
-    await system.spawn(counter, { name: 'bystander', thread: 'w2', args: { start: 1 } });
+    const c = await system.spawn(counter, { address: counterAt('victim'), thread: 'w1', args: { start: 7 } });
+    await system.spawn(counter, { address: counterAt('bystander'), thread: 'w2', args: { start: 1 } });
     c.tell({ type: 'add', n: 1 });
     assert.is(await c.ask({ type: 'get' }), 8);
     const respawned = new Promise<{ thread: string; actors: string[] }>((r) => system.events.once('thread-respawned', r));
@@ -99,7 +99,7 @@ test('a worker thread that dies has its actors restarted on a fresh thread', asy
     const s = (await system.stats()).find((x) => x.name === 'victim')!;
     assert.is(s.restarts, 1);
     // The other worker reaches the respawned actor through the rebuilt mesh.
-    assert.is(await system.ref<CounterMsg>('bystander').ask({ type: 'sum-with', other: 'victim' }), 8);
+    assert.is(await system.ref(counterAt('bystander')).ask({ type: 'sum-with', other: counterAt('victim') }), 8);
     assert.is(fatal.length, 0);
   } finally {
     await system.shutdown();
@@ -109,7 +109,7 @@ test('a worker thread that dies has its actors restarted on a fresh thread', asy
 test('an ask waiting on a thread that dies fails with LLMGW_THREAD_DIED at once', async () => {
   const system = await ActorSystem.start({ threads: [{ name: 'w1' }], onFatal: () => {} });
   try {
-    const c = await system.spawn(counter, { name: 'victim', thread: 'w1', args: { start: 0 } });
+    const c = await system.spawn(counter, { address: counterAt('victim'), thread: 'w1', args: { start: 0 } });
     c.tell({ type: 'exit-thread' });
     const err = await c.ask({ type: 'get' }, { timeoutMs: 60_000 }).catch((e: unknown) => e);
     assert.instance(err, LlmgwError);
@@ -123,7 +123,7 @@ test("a thread declared onDeath 'fail' takes the process down loudly", async () 
   const fatal: LlmgwError[] = [];
   const system = await ActorSystem.start({ threads: [{ name: 'w1', onDeath: 'fail' }], onFatal: (e) => fatal.push(e) });
   try {
-    const c = await system.spawn(counter, { name: 'victim', thread: 'w1', args: { start: 0 } });
+    const c = await system.spawn(counter, { address: counterAt('victim'), thread: 'w1', args: { start: 0 } });
     c.tell({ type: 'exit-thread' });
     await until(async () => fatal.length === 1);
     assert.is(fatal[0]!.code, 'LLMGW_THREAD_DIED');

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { LlmgwError } from '../errors.js';
-import { sendError, sendJson } from '../dataport/respond.js';
+import { sendError, sendJson } from '../net/respond.js';
 import type { AccountingMsg } from '../messages/accounting.js';
 import type { AdmissionMsg } from '../messages/admission.js';
 import type { EndpointTable } from '../router/endpoint-table.js';

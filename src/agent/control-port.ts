@@ -3,8 +3,8 @@
 // owns the shards and discovery reads the hardware fresh on every call.
 import { createServer, type Server } from 'node:http';
 import { LlmgwError } from '../errors.js';
-import { readBody } from '../dataport/read-body.js';
-import { sendError, sendJson } from '../dataport/respond.js';
+import { readBody } from '../net/read-body.js';
+import { sendError, sendJson } from '../net/respond.js';
 import type { ShardSpec } from './engines/index.js';
 import type { SupervisorMsg } from '../messages/agent.js';
 import type { ActorRef } from '../runtime/index.js';

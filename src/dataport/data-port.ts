@@ -15,7 +15,7 @@ import type { CpuRunner } from '../runtime/index.js';
 import { buildModelRoutes } from './model-routes.js';
 import { compose } from './pipeline.js';
 import type { InferencePath, RequestContext } from './request-context.js';
-import { sendError, sendJson } from './respond.js';
+import { sendError, sendJson } from '../net/respond.js';
 import { accountStage } from './stages/account.js';
 import { admitStage } from './stages/admit.js';
 import { forwardStage } from './stages/forward.js';

@@ -1,4 +1,4 @@
-import type { Ask } from '../runtime/protocol.js';
+import { address, type Ask } from '../runtime/protocol.js';
 
 /**
  * One request as it ended, whatever the ending. Tenancy bills from these and the admin
@@ -59,7 +59,13 @@ export interface UsageTotals {
 
 /** Protocol of the accounting actor: records in, totals and recent records out. */
 export type AccountingMsg =
-  /** Records of requests that ended in one event-loop turn of the data port (see UsageBatcher). */
-  | { type: 'records'; records: UsageRecord[] }
+  /**
+   * Records of requests that ended in one event-loop turn of the data port. Asked, not
+   * told: the sender lives on another thread and must learn of a refusal to send the
+   * records again (see UsageBatcher).
+   */
+  | ({ type: 'records'; records: UsageRecord[] } & Ask<void>)
   | ({ type: 'recent'; limit: number } & Ask<UsageRecord[]>)
   | ({ type: 'totals' } & Ask<UsageTotals>);
+
+export const ACCOUNTING = address<AccountingMsg>('accounting');

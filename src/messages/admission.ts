@@ -1,5 +1,14 @@
-import type { BandStats } from '../router/admission/admission-queue.js';
-import type { Ask } from '../runtime/protocol.js';
+import { address, type Ask } from '../runtime/protocol.js';
+
+/** What the admission actor reports per band (queue depth and lifetime counts). */
+export interface BandStats {
+  band: string;
+  queued: number;
+  admitted: number;
+  shed: number;
+  timedOut: number;
+  cancelled: number;
+}
 
 export interface BandView extends BandStats {
   /** How long the oldest request of the band has waited, ms; null when none waits. */
@@ -17,3 +26,5 @@ export interface ModelAdmissionStats {
 
 /** Protocol of the admission actor (main thread, beside the data port). */
 export type AdmissionMsg = { type: 'tick' } | ({ type: 'stats' } & Ask<ModelAdmissionStats[]>);
+
+export const ADMISSION = address<AdmissionMsg>('admission');

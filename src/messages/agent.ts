@@ -1,6 +1,6 @@
-import type { ShardSpec } from '../agent/engines/index.js';
+import type { ShardSpec } from './shard-spec.js';
 import type { SerializedError } from '../errors.js';
-import type { Ask } from '../runtime/protocol.js';
+import { address, type Address, type Ask } from '../runtime/protocol.js';
 
 /**
  * Where a shard is in its life. `loading` is apart from `starting` because loading a 70B
@@ -69,7 +69,9 @@ export type SupervisorMsg =
   | ({ type: 'start'; id: string; spec: ShardSpec } & Ask<Outcome<StartShardReply>>)
   | ({ type: 'stop'; id: string } & Ask<Outcome<ShardStatus>>)
   | ({ type: 'list' } & Ask<ShardStatus[]>)
-  | { type: 'subscribe'; subscriber: string };
+  | { type: 'subscribe'; subscriber: Address<ShardEventSinkMsg> };
 
 /** What a subscriber of the supervisor receives. */
 export type ShardEventSinkMsg = { type: 'shard-event'; event: ShardEvent };
+
+export const SUPERVISOR = address<SupervisorMsg>('supervisor');

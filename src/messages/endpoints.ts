@@ -1,5 +1,14 @@
-import type { EngineLoad } from '../router/scrape/engine-load.js';
-import type { Ask } from '../runtime/protocol.js';
+import { address, type Address, type Ask } from '../runtime/protocol.js';
+
+/** The scheduler's view of one engine's own report. */
+export interface EngineLoad {
+  /** Requests queued inside the engine. */
+  waiting: number;
+  /** Requests in the running batch. */
+  running: number;
+  /** KV-cache usage as a fraction 0–1, or null when the engine does not report it. */
+  kvUsage: number | null;
+}
 
 /** What a poller learnt about one endpoint. Compact: it crosses threads on every poll. */
 export interface EndpointProbe {
@@ -23,3 +32,8 @@ export type EndpointRegistryMsg =
 
 /** Protocol of one endpoint's health poller (a worker thread). */
 export type HealthPollerMsg = { type: 'poll' } | ({ type: 'poll-now' } & Ask<EndpointProbe>);
+
+export const ENDPOINT_REGISTRY = address<EndpointRegistryMsg>('endpoint-registry');
+
+/** The health poller of endpoint `id`. */
+export const healthPollerAddress = (id: string): Address<HealthPollerMsg> => address(`poller:${id}`);

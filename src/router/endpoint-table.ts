@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import type { EndpointProbe } from '../messages/endpoints.js';
 import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint-health.js';
 import { InflightLog } from './inflight-log.js';
-import type { EngineLoad } from './scrape/engine-load.js';
+import type { EngineLoad } from '../messages/endpoints.js';
 
 /** Down at least this long, an engine is taken to have restarted: its batch capacity is learnt again. */
 const RELEARN_AFTER_DOWN_MS = 10_000;

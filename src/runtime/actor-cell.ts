@@ -1,5 +1,5 @@
 import { LlmgwError } from '../errors.js';
-import type { ActorContext, ActorDef } from './actor.js';
+import type { ActorContext, ActorDef, StopReason } from './actor.js';
 import { Mailbox } from './mailbox.js';
 import type { Message } from './protocol.js';
 import type { SpawnSpec } from './envelope.js';
@@ -43,6 +43,8 @@ export class ActorCell {
   status: CellStatus = 'starting';
   processed = 0;
   failures = 0;
+  /** Messages refused at the door: full reject mailbox, stopping, a type it does not accept. */
+  refused = 0;
   restarts: number;
   private state: unknown;
   private accepting = true;
@@ -53,6 +55,8 @@ export class ActorCell {
   private stopWaiters: (() => void)[] = [];
   private restartTimer: NodeJS.Timeout | undefined;
   private stopping = false;
+  /** The onStop of the last state thrown away, while it runs. */
+  private releasing: Promise<void> = Promise.resolve();
   private readonly childFailures: Item[] = [];
 
   constructor(
@@ -113,19 +117,36 @@ export class ActorCell {
     this.schedule();
   }
 
-  /** Queues a message. Throws when the actor is stopped or its mailbox refuses. */
-  enqueue(msg: Message, reply: Reply | undefined): void {
+  /**
+   * Queues a message, or says why not: the actor is stopping, does not accept the type,
+   * or its reject mailbox is full. Never throws, so a tell on any path cannot blow up
+   * its sender; the refusal is counted (`refused`) and the caller turns it into a dead
+   * letter or a failed ask.
+   */
+  offer(msg: Message, reply: Reply | undefined): LlmgwError | undefined {
     if (!this.accepting) {
-      throw new LlmgwError('LLMGW_ACTOR_STOPPED', `actor '${this.name}' is stopping and accepts no messages`, { actor: this.name });
+      this.refused++;
+      return new LlmgwError('LLMGW_ACTOR_STOPPED', `actor '${this.name}' is stopping and accepts no messages`, { actor: this.name });
     }
     if (!Object.hasOwn(this.def.handlers, msg.type)) {
-      // Only reachable from untyped callers (a name-based ref with the wrong protocol).
-      throw new LlmgwError('LLMGW_INVALID_REQUEST', `actor '${this.name}' (${this.kind}) does not accept '${msg.type}'`, { actor: this.name });
+      // Only reachable from untyped callers (an address declared with the wrong protocol).
+      this.refused++;
+      return new LlmgwError('LLMGW_INVALID_REQUEST', `actor '${this.name}' (${this.kind}) does not accept '${msg.type}'`, { actor: this.name });
     }
-    const evicted = this.mailbox.push({ msg, reply }, this.name);
-    evicted?.reply?.(false, new LlmgwError('LLMGW_MAILBOX_FULL', `message to '${this.name}' was dropped to make room (drop-oldest)`).serialize());
+    if (!this.mailbox.push({ msg, reply }, this.evicted)) {
+      this.refused++;
+      return new LlmgwError('LLMGW_MAILBOX_FULL', `mailbox of '${this.name}' is full (${this.mailbox.capacity} messages); the message was rejected`, {
+        actor: this.name,
+        capacity: this.mailbox.capacity,
+      });
+    }
     this.schedule();
+    return undefined;
   }
+
+  private readonly evicted = (item: Item): void => {
+    item.reply?.(false, new LlmgwError('LLMGW_MAILBOX_FULL', `message to '${this.name}' was dropped to make room (drop-oldest)`).serialize());
+  };
 
   /**
    * A child's failure report. It jumps the queue and bypasses the mailbox's capacity: a
@@ -213,7 +234,9 @@ export class ActorCell {
     item?.reply?.(false, error.serialize());
     this.host.onFailure(this, error, item?.msg?.type);
     this.clearTimers();
+    const state = this.state;
     this.state = undefined;
+    this.releasing = this.release(state, 'crashed');
     if (!this.accepting) {
       // A failure while stopping ends the actor; the stop still completes.
       void this.finishStop();
@@ -226,11 +249,29 @@ export class ActorCell {
       return;
     }
     this.status = 'restarting';
+    const released = this.releasing;
     this.restartTimer = setTimeout(() => {
-      this.restartTimer = undefined;
-      this.restarts++;
-      this.start();
+      // The next incarnation starts only once the last one has let go of its resources
+      // (a port it listened on, the engines it watched).
+      void released.then(() => {
+        if (this.status !== 'restarting' || !this.accepting) return; // stopped meanwhile
+        this.restartTimer = undefined;
+        this.restarts++;
+        this.start();
+      });
     }, backoff);
+  }
+
+  /** Runs the definition's onStop for a state being thrown away; its failure is only logged. */
+  private async release(state: unknown, reason: StopReason): Promise<void> {
+    await this.releasing;
+    if (state === undefined || !this.def.onStop) return;
+    try {
+      await this.def.onStop(state, reason, this.ctx);
+    } catch (err) {
+      this.failures++;
+      this.host.onFailure(this, LlmgwError.from(err), 'onStop');
+    }
   }
 
   /** The parent's decision after an escalation. */
@@ -239,7 +280,10 @@ export class ActorCell {
     if (decision === 'restart') {
       this.tracker.reset();
       this.restarts++;
-      this.start();
+      this.status = 'restarting';
+      void this.releasing.then(() => {
+        if (this.status === 'restarting' && this.accepting) this.start();
+      });
     } else {
       void this.stop();
     }
@@ -268,15 +312,18 @@ export class ActorCell {
     this.clearTimers();
     const gone = new LlmgwError('LLMGW_ACTOR_STOPPED', `actor '${this.name}' stopped before handling the message`).serialize();
     this.mailbox.drainTo((item) => item.reply?.(false, gone));
-    if (this.state !== undefined && this.def.stop) {
+    const state = this.state;
+    if (state !== undefined && this.def.stop) {
       try {
-        await this.def.stop(this.state, this.ctx);
+        await this.def.stop(state, this.ctx);
       } catch (err) {
         this.failures++;
         this.host.onFailure(this, LlmgwError.from(err), 'stop');
       }
     }
     this.state = undefined;
+    this.releasing = this.release(state, 'stopped');
+    await this.releasing;
     this.status = 'stopped';
     this.host.removed(this);
     for (const w of this.stopWaiters.splice(0)) w();
@@ -284,13 +331,8 @@ export class ActorCell {
 
   scheduleTimer(key: string, ms: number, msg: Message, repeat: boolean): void {
     this.cancelTimer(key);
-    const fire = (): void => {
-      try {
-        this.enqueue(msg, undefined);
-      } catch {
-        // A full mailbox skips this tick; the next one comes.
-      }
-    };
+    // A full mailbox skips this tick (counted as refused); the next one comes.
+    const fire = (): void => void this.offer(msg, undefined);
     const t = repeat ? setInterval(fire, ms) : setTimeout(() => (this.timers.delete(key), fire()), ms);
     t.unref();
     this.timers.set(key, t);

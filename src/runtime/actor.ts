@@ -2,8 +2,11 @@ import type { TransferListItem } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log.js';
 import type { MailboxOptions } from './mailbox.js';
-import type { AskOf, Message, MessageOf, ReplyOf, TellOf } from './protocol.js';
+import type { Address, AskOf, Message, MessageOf, ReplyOf, TellOf } from './protocol.js';
 import type { ChildFailure, SupervisionPolicy, SupervisorDecision } from './supervision.js';
+
+/** Why an actor's state ends: an orderly stop, or a crash before a restart or escalation. */
+export type StopReason = 'stopped' | 'crashed';
 
 /** Options for one `ask`. */
 export interface AskOptions {
@@ -19,14 +22,21 @@ export interface AskOptions {
  */
 export interface ActorRef<M extends Message> {
   readonly name: string;
-  /** Fire and forget. Throws LLMGW_MAILBOX_FULL at once when a local mailbox refuses. */
-  tell(msg: TellOf<M>, transfer?: TransferListItem[]): void;
+  readonly address: Address<M>;
+  /**
+   * Fire and forget; never throws. False when the message was refused here and became a
+   * dead letter (a full or stopping local mailbox, no such actor): a sender on a command
+   * path can react. True when it was queued, or handed to the thread that hosts the
+   * actor; a refusal there is counted as a dead letter on that thread.
+   */
+  tell(msg: TellOf<M>, transfer?: TransferListItem[]): boolean;
   /** Request/reply with a timeout; rejects with the handler's error as an LlmgwError. */
   ask<T extends AskOf<M>['type']>(msg: { type: T } & MessageOf<M, T>, opts?: AskOptions): Promise<ReplyOf<M, T>>;
 }
 
-export interface SpawnOptions<A> {
-  name: string;
+export interface SpawnOptions<M extends Message, A> {
+  /** The actor's address, of the definition's protocol (declared in src/messages). */
+  address: Address<M>;
   /** `main` or the name of a worker thread declared when the system started. */
   thread?: string;
   args: A;
@@ -34,7 +44,7 @@ export interface SpawnOptions<A> {
    * Actors this one sends to while it drains. Shutdown stops dependents first, so an
    * actor flushing on stop still finds the actors it depends on alive.
    */
-  dependsOn?: string[];
+  dependsOn?: readonly Address<any>[];
 }
 
 /** CPU work run on the piscina pool; usable from an actor on any thread. */
@@ -53,10 +63,10 @@ export interface ActorContext<M extends Message> {
    * outlive a restart of the actor: look one up with `getSingleMetric` before creating it.
    */
   readonly metrics: Registry;
-  /** An address for a named actor; the caller states its protocol. */
-  ref<N extends Message>(name: string): ActorRef<N>;
+  /** A ref to the actor at `address`, of the address's protocol. */
+  ref<N extends Message>(address: Address<N>): ActorRef<N>;
   /** Spawns a child supervised by this actor. */
-  spawn<N extends Message, A>(def: ActorDef<N, any, A>, opts: SpawnOptions<A>): Promise<ActorRef<N>>;
+  spawn<N extends Message, A>(def: ActorDef<N, any, A>, opts: SpawnOptions<N, A>): Promise<ActorRef<N>>;
   /** Sends `msg` to this actor after `ms` (every `ms` when `repeat`). Replaces a timer with the same key; cleared on restart and stop. */
   schedule(key: string, ms: number, msg: TellOf<M>, repeat?: boolean): void;
   cancel(key: string): void;
@@ -79,6 +89,13 @@ export interface ActorDef<M extends Message, S, A> {
   readonly handlers: Handlers<M, S>;
   /** Runs once on orderly stop, after the mailbox has drained: flush buffers here. */
   stop?(state: S, ctx: ActorContext<M>): void | Promise<void>;
+  /**
+   * Releases what the state holds (sockets, servers, pools, child-process handles): after
+   * `stop` on an orderly stop, and when a crash throws the state away, before the restart
+   * builds a new one, so one incarnation's resources never outlive it. Not called when
+   * init fails (there is no state): init cleans up after itself.
+   */
+  onStop?(state: S, reason: StopReason, ctx: ActorContext<M>): void | Promise<void>;
   /** A child used up its restarts. Without this hook the failure escalates further. */
   onChildFailure?(state: S, failure: ChildFailure, ctx: ActorContext<M>): SupervisorDecision;
   /** One short line of what the actor holds (queue depths…), shown by `llmgw ctl actors`. */

@@ -2,8 +2,8 @@ import { LlmgwError } from '../errors.js';
 
 /**
  * What a full mailbox does with one more message.
- * - `reject`: the new message is refused and its sender sees LLMGW_MAILBOX_FULL (requests
- *   whose loss must be known).
+ * - `reject`: the new message is refused: `tell` returns false, an ask fails with
+ *   LLMGW_MAILBOX_FULL (commands and bills, whose loss the sender must know of).
  * - `drop-oldest`: the oldest queued message is discarded (telemetry, where the newest
  *   sample supersedes the old one).
  */
@@ -44,26 +44,23 @@ export class Mailbox<T> {
   }
 
   /**
-   * Queues `item`. Returns the item that had to make room (drop-oldest), or undefined.
-   * Throws LLMGW_MAILBOX_FULL under the reject policy.
+   * Queues `item`. Returns false when a full `reject` mailbox refuses it; a full
+   * `drop-oldest` mailbox discards its oldest item instead, handed to `onDrop`.
    */
-  push(item: T, owner: string): T | undefined {
-    let evicted: T | undefined;
+  push(item: T, onDrop?: (dropped: T) => void): boolean {
     if (this.count === this.capacity) {
       if (this.overflow === 'reject') {
         this.rejected++;
-        throw new LlmgwError('LLMGW_MAILBOX_FULL', `mailbox of '${owner}' is full (${this.capacity} messages); the message was rejected`, {
-          actor: owner,
-          capacity: this.capacity,
-        });
+        return false;
       }
-      evicted = this.shift();
+      const dropped = this.shift()!;
       this.dropped++;
+      onDrop?.(dropped);
     }
     this.slots[(this.head + this.count) % this.capacity] = item;
     this.count++;
     if (this.count > this.highWater) this.highWater = this.count;
-    return evicted;
+    return true;
   }
 
   shift(): T | undefined {

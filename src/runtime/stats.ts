@@ -16,7 +16,9 @@ export interface ActorStats {
   processed: number;
   failures: number;
   restarts: number;
+  /** Messages a drop-oldest mailbox discarded to make room. */
   dropped: number;
+  /** Messages refused at the door (full reject mailbox, stopping, a type it does not accept): dead letters. */
   rejected: number;
   /** Handling time quantiles, as the upper bound of their histogram bucket. */
   handlingP50Ms: number | undefined;

@@ -8,7 +8,7 @@ import { createLogger } from '../log.js';
 import type { ActorDef, ActorRef, SpawnOptions } from './actor.js';
 import { CpuPool } from './cpu-pool.js';
 import type { SpawnSpec, SysRequest } from './envelope.js';
-import type { Message } from './protocol.js';
+import type { Address, Message } from './protocol.js';
 import type { ActorStats } from './stats.js';
 import { stopWaves } from './stop-order.js';
 import { RestartTracker, defaultSupervision, type ChildFailure } from './supervision.js';
@@ -91,14 +91,14 @@ export class ActorSystem implements SystemServices {
     return [MAIN_THREAD, ...this.workers.keys()];
   }
 
-  async spawn<M extends Message, S, A>(def: ActorDef<M, S, A>, opts: SpawnOptions<A>): Promise<ActorRef<M>> {
+  async spawn<M extends Message, S, A>(def: ActorDef<M, S, A>, opts: SpawnOptions<M, A>): Promise<ActorRef<M>> {
     await this.spawnSpec(specFor(def, opts, null, MAIN_THREAD));
-    return this.host.ref<M>(opts.name);
+    return this.host.ref(opts.address);
   }
 
-  /** An address for a named actor; the caller states its protocol. */
-  ref<M extends Message>(name: string): ActorRef<M> {
-    return this.host.ref<M>(name);
+  /** A ref to the actor at `address`, of the address's protocol. */
+  ref<M extends Message>(address: Address<M>): ActorRef<M> {
+    return this.host.ref(address);
   }
 
   /** Where an actor runs now, or undefined. */

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '../log.js';
 import { resolveDef, type ActorContext, type ActorDef, type ActorRef, type AskOptions, type CpuRunner, type SpawnOptions } from './actor.js';
 import { ActorCell, type CellHost, type Reply } from './actor-cell.js';
 import type { Envelope, SpawnSpec, SysRequest } from './envelope.js';
-import type { Message } from './protocol.js';
+import { address, type Address, type Message } from './protocol.js';
 import type { ChildFailure, SupervisorDecision } from './supervision.js';
 import type { ActorStats } from './stats.js';
 
@@ -99,7 +99,7 @@ export class ThreadHost implements CellHost {
   private readonly system: SystemServices | undefined;
   private readonly handling: Histogram<'actor' | 'thread'>;
   private readonly handlingChildren = new Map<string, { observe(v: number): void }>();
-  private readonly deadLetters: Counter<'thread' | 'reason'>;
+  private readonly deadLetters: Counter<'thread' | 'actor' | 'reason'>;
 
   constructor(opts: ThreadHostOptions) {
     this.thread = opts.thread;
@@ -115,8 +115,8 @@ export class ThreadHost implements CellHost {
     });
     this.deadLetters = new Counter({
       name: 'llmgw_actor_dead_letters_total',
-      help: 'Messages that could not be delivered (unknown actor, full mailbox, stopped actor)',
-      labelNames: ['thread', 'reason'],
+      help: 'Messages that could not be delivered, by addressee and reason (LLMGW_MAILBOX_FULL, LLMGW_ACTOR_STOPPED, LLMGW_ACTOR_NOT_FOUND, uncloneable)',
+      labelNames: ['thread', 'actor', 'reason'],
       registers: [this.registry],
     });
     this.registerCellMetrics();
@@ -124,8 +124,8 @@ export class ThreadHost implements CellHost {
 
   // ---- addressing -------------------------------------------------------------------
 
-  ref<M extends Message>(name: string): ActorRef<M> {
-    return new Ref<M>(this, name);
+  ref<M extends Message>(to: Address<M>): ActorRef<M> {
+    return new Ref<M>(this, to.name);
   }
 
   has(name: string): boolean {
@@ -136,13 +136,14 @@ export class ThreadHost implements CellHost {
     return this.cells.has(name) ? this.thread : this.directory.get(name);
   }
 
-  tell(to: string, msg: Message, transfer?: TransferListItem[]): void {
+  /** False when the message became a dead letter here; see ActorRef.tell. */
+  tell(to: string, msg: Message, transfer?: TransferListItem[]): boolean {
     const cell = this.cells.get(to);
-    if (cell !== undefined) {
-      cell.enqueue(msg, undefined);
-      return;
-    }
-    this.route({ k: 'msg', to, from: this.thread, hops: 0, msg }, transfer);
+    if (cell === undefined) return this.route({ k: 'msg', to, from: this.thread, hops: 0, msg }, transfer);
+    const refused = cell.offer(msg, undefined);
+    if (refused === undefined) return true;
+    this.deadLetter(to, refused.code);
+    return false;
   }
 
   ask(to: string, msg: Message, opts?: AskOptions): Promise<unknown> {
@@ -157,10 +158,10 @@ export class ThreadHost implements CellHost {
     });
     const cell = this.cells.get(to);
     if (cell !== undefined) {
-      try {
-        cell.enqueue(msg, (ok, value) => this.settle(id, ok, value));
-      } catch (err) {
-        this.settle(id, false, LlmgwError.from(err).serialize());
+      const refused = cell.offer(msg, (ok, value) => this.settle(id, ok, value));
+      if (refused !== undefined) {
+        this.deadLetter(to, refused.code);
+        this.settle(id, false, refused.serialize());
       }
     } else {
       this.route({ k: 'msg', to, from: this.thread, hops: 0, msg, ask: id }, opts?.transfer);
@@ -195,26 +196,31 @@ export class ThreadHost implements CellHost {
     else p.reject(LlmgwError.deserialize(value as SerializedError));
   }
 
-  /** Sends an envelope toward the thread that hosts `env.to`. */
-  private route(env: Envelope & { k: 'msg' }, transfer?: TransferListItem[]): void {
+  /** Sends an envelope toward the thread that hosts `env.to`; false when it became a dead letter here. */
+  private route(env: Envelope & { k: 'msg' }, transfer?: TransferListItem[]): boolean {
     const target = this.directory.get(env.to);
     const link = target !== undefined ? this.links.get(target) : undefined;
     if (link !== undefined && env.hops < MAX_HOPS) {
       link.post({ ...env, hops: env.hops + 1 }, transfer);
-      return;
+      return true;
     }
     // Workers learn of new actors a moment after the main thread does; the main thread
     // knows everything, so anything unknown here goes there.
     const main = this.links.get(MAIN_THREAD);
     if (main !== undefined && env.hops < MAX_HOPS) {
       main.post({ ...env, hops: env.hops + 1 }, transfer);
-      return;
+      return true;
     }
     this.undeliverable(env, new LlmgwError('LLMGW_ACTOR_NOT_FOUND', `no actor named '${env.to}'`, { actor: env.to }));
+    return false;
+  }
+
+  private deadLetter(actor: string, reason: string): void {
+    this.deadLetters.inc({ thread: this.thread, actor, reason });
   }
 
   private undeliverable(env: Envelope & { k: 'msg' }, error: LlmgwError): void {
-    this.deadLetters.inc({ thread: this.thread, reason: error.code });
+    this.deadLetter(env.to, error.code);
     if (env.ask !== undefined) {
       this.replyTo(env.from, env.ask, false, error.serialize());
     } else if (env.from === this.thread) {
@@ -264,7 +270,7 @@ export class ThreadHost implements CellHost {
     const error = new LlmgwError('LLMGW_INVALID_REQUEST', `message could not be sent across threads: ${(err as Error).message}`);
     if (env.k === 'msg') {
       if (env.ask !== undefined && env.from === this.thread) this.settle(env.ask, false, error.serialize());
-      else this.deadLetters.inc({ thread: this.thread, reason: 'uncloneable' });
+      else this.deadLetter(env.to, 'uncloneable');
       this.log.error('uncloneable message', { to: env.to, type: env.msg.type, error });
     } else if (env.k === 'reply') {
       this.log.error('uncloneable reply', { error });
@@ -282,7 +288,7 @@ export class ThreadHost implements CellHost {
         this.settle(env.id, env.ok, env.ok ? env.value : env.error);
         return;
       case 'undelivered':
-        this.deadLetters.inc({ thread: this.thread, reason: env.error.code });
+        // Counted where it was refused; here it is only logged for the sender's thread.
         this.log.warn('message not delivered', { to: env.to, type: env.msgType, error: env.error });
         return;
       case 'dir':
@@ -334,11 +340,8 @@ export class ThreadHost implements CellHost {
     }
     const ask = env.ask;
     const reply: Reply | undefined = ask === undefined ? undefined : (ok, value) => this.replyTo(env.from, ask, ok, value);
-    try {
-      cell.enqueue(env.msg, reply);
-    } catch (err) {
-      this.undeliverable(env, LlmgwError.from(err));
-    }
+    const refused = cell.offer(env.msg, reply);
+    if (refused !== undefined) this.undeliverable(env, refused);
   }
 
   private serveSys(id: number, from: string, req: SysRequest): void {
@@ -416,14 +419,14 @@ export class ThreadHost implements CellHost {
     return {
       name,
       thread: this.thread,
-      self: this.ref(name),
+      self: this.ref(address(name)),
       log: createLogger(`actor.${kind}`),
       cpu,
       metrics: this.registry,
-      ref: <N extends Message>(n: string) => host.ref<N>(n),
-      spawn: async <N extends Message, A>(def: ActorDef<N, any, A>, opts: SpawnOptions<A>) => {
+      ref: <N extends Message>(to: Address<N>) => host.ref(to),
+      spawn: async <N extends Message, A>(def: ActorDef<N, any, A>, opts: SpawnOptions<N, A>) => {
         await host.sys({ op: 'spawn', spec: specFor(def, opts, name, host.thread) });
-        return host.ref<N>(opts.name);
+        return host.ref(opts.address);
       },
       schedule: (key, ms, msg, repeat = false) => cell().scheduleTimer(key, ms, msg as Message, repeat),
       cancel: (key) => cell().cancelTimer(key),
@@ -509,7 +512,7 @@ export class ThreadHost implements CellHost {
         failures: c.failures,
         restarts: c.restarts,
         dropped: c.mailbox.dropped,
-        rejected: c.mailbox.rejected,
+        rejected: c.refused,
         handlingP50Ms: quantileMs(buckets.get(c.name), 0.5),
         handlingP99Ms: quantileMs(buckets.get(c.name), 0.99),
         ...(details === undefined ? {} : { details }),
@@ -544,7 +547,7 @@ export class ThreadHost implements CellHost {
     counter('llmgw_actor_failures_total', 'Handler failures (each one restarts the actor)', (c) => c.failures);
     counter('llmgw_actor_restarts_total', 'Times an actor was restarted with fresh state', (c) => c.restarts);
     counter('llmgw_actor_messages_dropped_total', 'Messages dropped by a drop-oldest mailbox', (c) => c.mailbox.dropped);
-    counter('llmgw_actor_messages_rejected_total', 'Messages refused by a full reject mailbox', (c) => c.mailbox.rejected);
+    counter('llmgw_actor_messages_rejected_total', 'Messages an actor refused: full reject mailbox, stopping, a type it does not accept', (c) => c.refused);
     gauge('llmgw_actor_mailbox_depth', 'Messages waiting in an actor mailbox', (c) => c.mailbox.size);
     gauge('llmgw_actor_mailbox_high_water', 'Most messages ever waiting in an actor mailbox at once', (c) => c.mailbox.highWater);
     gauge('llmgw_actor_mailbox_capacity', 'Capacity of an actor mailbox', (c) => c.mailbox.capacity);
@@ -552,13 +555,17 @@ export class ThreadHost implements CellHost {
 }
 
 class Ref<M extends Message> implements ActorRef<M> {
+  readonly address: Address<M>;
+
   constructor(
     private readonly host: ThreadHost,
     readonly name: string,
-  ) {}
+  ) {
+    this.address = address(name);
+  }
 
-  tell(msg: Parameters<ActorRef<M>['tell']>[0], transfer?: TransferListItem[]): void {
-    this.host.tell(this.name, msg as Message, transfer);
+  tell(msg: Parameters<ActorRef<M>['tell']>[0], transfer?: TransferListItem[]): boolean {
+    return this.host.tell(this.name, msg as Message, transfer);
   }
 
   ask(msg: Message, opts?: AskOptions): Promise<never> {
@@ -566,15 +573,15 @@ class Ref<M extends Message> implements ActorRef<M> {
   }
 }
 
-export function specFor<A>(def: ActorDef<any, any, A>, opts: SpawnOptions<A>, parent: string | null, defaultThread: string): SpawnSpec {
+export function specFor<M extends Message, A>(def: ActorDef<M, any, A>, opts: SpawnOptions<M, A>, parent: string | null, defaultThread: string): SpawnSpec {
   return {
-    name: opts.name,
+    name: opts.address.name,
     kind: def.kind,
     module: def.module,
     thread: opts.thread ?? defaultThread,
     args: opts.args,
     parent,
-    dependsOn: opts.dependsOn ?? [],
+    dependsOn: (opts.dependsOn ?? []).map((a) => a.name),
     restarts: 0,
   };
 }

@@ -4,8 +4,8 @@ import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { supervisorActor } from '../../../src/actors/agent/supervisor-actor.js';
 import { findOrphans, groupAlive } from '../../../src/agent/supervisor/index.js';
-import type { ShardEvent, ShardEventSinkMsg } from '../../../src/messages/agent.js';
-import { ActorSystem, defineActor, type Ask } from '../../../src/runtime/index.js';
+import { SUPERVISOR, type ShardEvent, type ShardEventSinkMsg } from '../../../src/messages/agent.js';
+import { ActorSystem, address, defineActor, type Ask } from '../../../src/runtime/index.js';
 import { until } from '../../support/until.js';
 import { TIMING, engineSpec, executable, fixture, freePort, reaped, tempDir, trackGroup } from './helpers.js';
 
@@ -30,11 +30,11 @@ const groups: number[] = [];
 test('the supervisor actor runs on the agent thread, answers at once and reports every transition to its subscriber', async () => {
   const system = await ActorSystem.start({ threads: [{ name: 'agent' }], askTimeoutMs: 2_000 });
   try {
-    const events = await system.spawn(collector, { name: 'events', args: undefined });
+    const events = await system.spawn(collector, { address: address<CollectorMsg>('events'), args: undefined });
     const sup = await system.spawn(supervisorActor, {
-      name: 'supervisor',
+      address: SUPERVISOR,
       thread: 'agent',
-      args: { stateDir, launch: { vllm: executable(dir, 'vllm', fixture('fake-vllm.mjs')) }, timing: TIMING, outputLines: 20, subscribers: ['events'] },
+      args: { stateDir, launch: { vllm: executable(dir, 'vllm', fixture('fake-vllm.mjs')) }, timing: TIMING, outputLines: 20, subscribers: [events.address] },
     });
     assert.is(system.where('supervisor'), 'agent');
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { suite } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
-import type { BandStats } from '../../../src/router/admission/admission-queue.js';
+import type { BandStats } from '../../../src/messages/admission.js';
 import { runCli } from '../../support/cli.js';
 import { startProcess, type Started } from '../../support/process.js';
 import { until } from '../../support/until.js';

@@ -1,6 +1,7 @@
 import { LlmgwError } from '../../errors.js';
 import type { AdmissionMsg } from '../../messages/admission.js';
 import type { Admission } from '../../router/admission/admission.js';
+import { admissionStats, admissionSummary } from '../../router/admission/admission-stats.js';
 import { defineActor } from '../../runtime/actor.js';
 
 export interface AdmissionArgs {
@@ -20,6 +21,9 @@ export interface AdmissionArgs {
 export const admissionActor = defineActor<AdmissionMsg>()({
   kind: 'admission',
   module: import.meta.url,
+  // Ticks are idempotent and the next one comes in tickMs; a stats ask that has to make
+  // room fails with LLMGW_MAILBOX_FULL at once. Nothing here carries a bill or a command:
+  // queued requests live in the queues, not in this mailbox.
   mailbox: { capacity: 64, overflow: 'drop-oldest' },
   init: (args: AdmissionArgs, ctx) => {
     if (ctx.thread !== 'main') throw new Error('admission must run on the main thread, beside the data port');
@@ -31,21 +35,11 @@ export const admissionActor = defineActor<AdmissionMsg>()({
       const now = Date.now();
       for (const a of s.admissions.values()) a.release(now);
     },
-    stats: (s) => {
-      const now = Date.now();
-      return [...s.admissions.values()].map((a) => ({
-        model: a.model,
-        saturated: a.saturated(now),
-        bands: a.queue.stats().map((b, i) => ({ ...b, oldestWaitMs: a.queue.oldestWait(i, now), held: a.holdReason(i, now) })),
-      }));
-    },
+    stats: (s) => admissionStats(s.admissions, Date.now()),
   },
   stop: (s) => {
     const err = new LlmgwError('LLMGW_SHUTTING_DOWN', 'the server is shutting down; retry on another instance');
     for (const a of s.admissions.values()) a.queue.drain(err);
   },
-  describe: (s) =>
-    [...s.admissions.values()]
-      .map((a) => `${a.model}: ${a.queue.length} queued${a.queue.length > 0 ? ` (${a.queue.stats().map((b) => `${b.band} ${b.queued}`).join(', ')})` : ''}`)
-      .join('; '),
+  describe: (s) => admissionSummary(s.admissions),
 });

@@ -1,20 +1,13 @@
 import { LlmgwError } from '../../errors.js';
 import type { Outcome, ShardEventSinkMsg, SupervisorMsg } from '../../messages/agent.js';
+import type { Address } from '../../runtime/index.js';
 import { defineActor } from '../../runtime/actor.js';
 import { Supervisor, type SupervisorOptions } from '../../agent/supervisor/index.js';
 
 export interface SupervisorActorArgs extends Omit<SupervisorOptions, 'onEvent'> {
   /** Actors that get every shard transition as a `shard-event` (more with `subscribe`). */
-  readonly subscribers: readonly string[];
+  readonly subscribers: readonly Address<ShardEventSinkMsg>[];
 }
-
-/**
- * The incarnation of the supervisor over each state directory on this thread. After a
- * crash the runtime restarts the actor with fresh state, but the crashed incarnation's
- * exit listeners and watch timers would live on and report on engines the new one has
- * adopted; the new one lets go of them first.
- */
-const incarnations = new Map<string, Supervisor>();
 
 /**
  * The node's process supervisor as an actor, pinned to the agent's worker thread: the
@@ -23,25 +16,26 @@ const incarnations = new Map<string, Supervisor>();
  * with the status they set off, and the rest arrives as events.
  *
  * init adopts what a previous agent left running, so a restart of this actor (or of its
- * thread) recovers the same way an agent restart does. stop lets go of the engines
- * without stopping them: the agent shutting down must not take served traffic down.
+ * thread) recovers the same way an agent restart does. onStop lets go of the engines
+ * without stopping them, on a stop (the agent shutting down must not take served
+ * traffic down) and after a crash (the crashed incarnation's exit listeners and watch
+ * timers must not report on engines the next one adopts).
  */
 export const supervisorActor = defineActor<SupervisorMsg>()({
   kind: 'agent-supervisor',
   module: import.meta.url,
   mailbox: { capacity: 256, overflow: 'reject' },
   init: async (args: SupervisorActorArgs, ctx) => {
-    await incarnations.get(args.stateDir)?.release();
-    const subscribers = new Set(args.subscribers);
+    // By name: an address that came through a message is a fresh object each time.
+    const subscribers = new Map(args.subscribers.map((a) => [a.name, a]));
     const { supervisor, recovery } = await Supervisor.open({
       ...args,
       onEvent: (event) => {
-        for (const s of subscribers) ctx.ref<ShardEventSinkMsg>(s).tell({ type: 'shard-event', event });
+        for (const s of subscribers.values()) ctx.ref(s).tell({ type: 'shard-event', event });
       },
     });
-    incarnations.set(args.stateDir, supervisor);
     ctx.log.info('supervisor started', { ...recovery });
-    return { supervisor, subscribers, stateDir: args.stateDir };
+    return { supervisor, subscribers };
   },
   handlers: {
     start: (s, m) => outcome(() => s.supervisor.start(m.id, m.spec)),
@@ -52,12 +46,9 @@ export const supervisorActor = defineActor<SupervisorMsg>()({
         return status;
       }),
     list: (s) => s.supervisor.list(),
-    subscribe: (s, m) => void s.subscribers.add(m.subscriber),
+    subscribe: (s, m) => void s.subscribers.set(m.subscriber.name, m.subscriber),
   },
-  stop: async (s) => {
-    incarnations.delete(s.stateDir);
-    await s.supervisor.release();
-  },
+  onStop: (s) => s.supervisor.release(),
 });
 
 function outcome<T>(fn: () => T): Outcome<T> {

@@ -10,6 +10,8 @@ import type { EndpointTable } from '../../router/endpoint-table.js';
 export const endpointRegistry = defineActor<EndpointRegistryMsg>()({
   kind: 'endpoint-registry',
   module: import.meta.url,
+  // Probes are samples: a lost one is replaced by the endpoint's next poll, and a
+  // registry that has fallen behind should apply the newest rather than the oldest.
   mailbox: { capacity: 4096, overflow: 'drop-oldest' },
   init: (args: { table: EndpointTable }, ctx) => {
     if (ctx.thread !== 'main') throw new Error('endpoint-registry must run on the main thread, beside the data port');

@@ -15,5 +15,6 @@ export const simEngineActor = defineActor<SimEngineMsg>()({
   handlers: {
     address: (s) => s.sim.url,
   },
-  stop: (s) => s.sim.close(),
+  // A crashed incarnation closes its server too, or its port and token loop would leak.
+  onStop: (s) => s.sim.close(),
 });

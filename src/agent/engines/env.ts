@@ -1,7 +1,7 @@
 // The environment every engine process of a shard shares. This is where multi-node runs
 // go wrong without failing: one missing or too-broad NCCL variable turns a working
 // tensor-parallel group into one that hangs on its first all-reduce.
-import type { ShardSpec } from './shard-spec.js';
+import type { ShardSpec } from '../../messages/shard-spec.js';
 
 /**
  * Variables the launcher derives from the spec. `spec.env` may not set them (validate.ts):

@@ -3,7 +3,7 @@
 // would undo the arithmetic validation checked, `--quantization` would slip FP8 past
 // the compute-capability check. Value: the spec field that owns the flag, or null
 // where the spec has no such field because the launcher does not support it.
-import type { EngineKind } from './shard-spec.js';
+import type { EngineKind } from '../../messages/shard-spec.js';
 
 type Owners = Readonly<Record<string, string | null>>;
 

@@ -3,10 +3,12 @@
 import { LlmgwError } from '../../errors.js';
 import { httpBase, localDialHost } from './address.js';
 import { sglangCommands } from './sglang.js';
-import { DEFAULT_LAUNCH_OPTIONS, servesHttp, type HealthCheck, type Launch, type LaunchCommand, type LaunchOptions, type ShardSpec } from './shard-spec.js';
+import type { ShardSpec } from '../../messages/shard-spec.js';
+import { DEFAULT_LAUNCH_OPTIONS, servesHttp, type HealthCheck, type Launch, type LaunchCommand, type LaunchOptions } from './shard-spec.js';
 import { assertValidShard } from './validate.js';
 import { vllmCommands } from './vllm.js';
 
+export * from '../../messages/shard-spec.js';
 export * from './shard-spec.js';
 export { FP8_MIN_COMPUTE_CAPABILITY, assertValidShard, isFp8Quantization, parseComputeCapability, validateShard } from './validate.js';
 export { RESERVED_ENV, ROCE_GID_INDEX } from './env.js';

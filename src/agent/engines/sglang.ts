@@ -3,7 +3,8 @@
 // the OpenAI API; the other ranks wait for that address before they start.
 import { hostPort } from './address.js';
 import { sharedEnv, withOverrides } from './env.js';
-import type { LaunchCommand, LaunchOptions, ShardSpec } from './shard-spec.js';
+import type { ShardSpec } from '../../messages/shard-spec.js';
+import type { LaunchCommand, LaunchOptions } from './shard-spec.js';
 
 /** The commands of one SGLang shard (always one). The spec must have passed validateShard. */
 export function sglangCommands(spec: ShardSpec, opts: LaunchOptions): LaunchCommand[] {

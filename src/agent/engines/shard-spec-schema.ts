@@ -4,7 +4,7 @@
 // gate every spec from outside passes.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { formatPath, fromAjvError } from '../../config/problems.js';
-import { ENGINE_KINDS, VLLM_LAUNCH_MODES, type ShardSpec } from './shard-spec.js';
+import { ENGINE_KINDS, VLLM_LAUNCH_MODES, type ShardSpec } from '../../messages/shard-spec.js';
 import { validateShard } from './validate.js';
 
 const str = { type: 'string' } as const;

@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { LlmgwError } from '../../errors.js';
 import { RESERVED_ENV } from './env.js';
 import { reservedFlagsIn } from './flags.js';
-import { ENGINE_KINDS, VLLM_LAUNCH_MODES, type EngineKind, type ShardSpec } from './shard-spec.js';
+import { ENGINE_KINDS, VLLM_LAUNCH_MODES, type EngineKind, type ShardSpec } from '../../messages/shard-spec.js';
 
 /** FP8 compute (as opposed to FP8 storage) needs Ada (8.9) or Hopper (9.0) and newer. */
 export const FP8_MIN_COMPUTE_CAPABILITY = '8.9';

@@ -7,7 +7,8 @@
 import { LlmgwError } from '../../errors.js';
 import { hostPort } from './address.js';
 import { sharedEnv, withOverrides } from './env.js';
-import type { LaunchCommand, LaunchOptions, Rendezvous, ShardSpec, WaitFor } from './shard-spec.js';
+import type { Rendezvous, ShardSpec } from '../../messages/shard-spec.js';
+import type { LaunchCommand, LaunchOptions, WaitFor } from './shard-spec.js';
 
 /** The commands of one vLLM shard, in start order. The spec must have passed validateShard. */
 export function vllmCommands(spec: ShardSpec, opts: LaunchOptions): LaunchCommand[] {

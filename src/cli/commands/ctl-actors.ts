@@ -8,7 +8,7 @@ export class CtlActorsCommand extends AdminViewCommand<ActorStats[]> {
   static override usage = Command.Usage({
     category: 'ctl',
     description: 'List the actors of a running llmgw process',
-    details: 'Shows each actor with its thread, mailbox depth, high-water mark and capacity, messages processed, failures, restarts, and handling-time p50/p99. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
+    details: 'Shows each actor with its thread, mailbox depth, high-water mark and capacity, messages processed, failures, restarts, messages dropped (drop-oldest) and rejected (refused: dead letters, also `llmgw_actor_dead_letters_total{actor,reason}` on /metrics), and handling-time p50/p99. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
     examples: [
       ['Table', 'llmgw ctl --admin http://127.0.0.1:4001 actors'],
       ['JSON', 'llmgw ctl actors --json'],

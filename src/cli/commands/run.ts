@@ -54,24 +54,24 @@ export class RunCommand extends Command {
   }
 
   private async runServer(): Promise<number> {
-    const { runServer } = await import('../../server/run-server.js');
+    const { runServer } = await import('../../roles/server.js');
     await runServer({ configPath: this.config, listen: this.listen, adminListen: this.adminListen });
     return await waitForever();
   }
 
   private async runAgent(): Promise<number> {
-    const { runAgent } = await import('../../agent/run-agent.js');
+    const { runAgent } = await import('../../roles/agent.js');
     await runAgent({ configPath: this.config, listen: this.listen });
     return await waitForever();
   }
 
   private async runSim(): Promise<number> {
     if (!this.model) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--model is required with --role=sim');
-    const { startSimEngine } = await import('../../sim/index.js');
+    const { runSim } = await import('../../roles/sim.js');
     const { host, port } = parseHostPort(this.listen ?? '127.0.0.1:8000', '--listen');
     const flavor = this.flavor ?? 'vllm';
     if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
-    const sim = await startSimEngine({
+    await runSim({
       host,
       port,
       model: this.model,
@@ -82,11 +82,6 @@ export class RunCommand extends Command {
       numGpuBlocks: integer(this.numGpuBlocks, '--num-gpu-blocks'),
       maxModelLen: integer(this.maxModelLen, '--max-model-len'),
     });
-    // One line on stdout that scripts and specs wait for.
-    this.context.stdout.write(`llmgw sim ${this.model} listening on ${sim.url}\n`);
-    const stop = (): void => void sim.close().then(() => process.exit(0));
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
     return await waitForever();
   }
 }

@@ -1,6 +1,6 @@
 import { LlmgwError } from '../../errors.js';
 import type { Stage } from '../pipeline.js';
-import { discardBody, readBody } from '../read-body.js';
+import { discardBody, readBody } from '../../net/read-body.js';
 import { refuse } from '../refuse.js';
 
 /** How much of an oversized body is read and dropped so its sender can read the 413. */

@@ -1,5 +1,6 @@
 import type { BandConfig } from '../../config/types.js';
 import { LlmgwError } from '../../errors.js';
+import type { BandStats } from '../../messages/admission.js';
 
 /** A request waiting for admission. `settle` is called exactly once. */
 export interface Ticket {
@@ -7,16 +8,6 @@ export interface Ticket {
   readonly enqueuedAt: number;
   /** null: dispatch now; an error: answer the client with it. */
   settle(err: LlmgwError | null): void;
-}
-
-/** What the admission actor reports per band (queue depth and lifetime counts). */
-export interface BandStats {
-  band: string;
-  queued: number;
-  admitted: number;
-  shed: number;
-  timedOut: number;
-  cancelled: number;
 }
 
 /**

@@ -4,15 +4,7 @@
 // uses are looked at; the rest of the page (histograms, mostly) is skipped by name
 // before any label is parsed.
 
-/** The scheduler's view of one engine's own report. */
-export interface EngineLoad {
-  /** Requests queued inside the engine. */
-  waiting: number;
-  /** Requests in the running batch. */
-  running: number;
-  /** KV-cache usage as a fraction 0–1, or null when the engine does not report it. */
-  kvUsage: number | null;
-}
+import type { EngineLoad } from '../../messages/endpoints.js';
 
 type Field = keyof EngineLoad;
 

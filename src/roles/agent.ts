@@ -4,9 +4,10 @@ import { supervisorActor } from '../actors/agent/supervisor-actor.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
 import { drain, listen } from '../net/http-listen.js';
+import { SUPERVISOR } from '../messages/agent.js';
 import { ActorSystem } from '../runtime/index.js';
-import { loadAgentConfig } from './config/load.js';
-import { createControlPort } from './control-port.js';
+import { loadAgentConfig } from '../agent/config/load.js';
+import { createControlPort } from '../agent/control-port.js';
 
 export interface AgentFlags {
   configPath?: string | undefined;
@@ -19,7 +20,6 @@ export interface RunningAgent {
 }
 
 const log = createLogger('agent');
-const SUPERVISOR = 'supervisor';
 
 /**
  * Starts the agent. The port opens only after the supervisor has dealt with what a
@@ -33,7 +33,7 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
   const system = await ActorSystem.start({ threads: [{ name: 'agent', onDeath: 'respawn' }] });
   try {
     const supervisor = await system.spawn(supervisorActor, {
-      name: SUPERVISOR,
+      address: SUPERVISOR,
       thread: 'agent',
       args: {
         stateDir: config.state_dir,

@@ -1,8 +1,9 @@
 import * as assert from 'uvu/assert';
 import { accounting } from '../../src/actors/accounting/accounting.js';
-import { UsageBatcher } from '../../src/actors/accounting/usage-batcher.js';
-import type { UsageRecord } from '../../src/messages/accounting.js';
+import { UsageBatcher } from '../../src/accounting/usage-batcher.js';
+import { ACCOUNTING, type UsageRecord } from '../../src/messages/accounting.js';
 import { ActorSystem } from '../../src/runtime/index.js';
+import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 
 const test = suite('usage records reach the accounting actor in one message per event-loop turn');
@@ -34,7 +35,7 @@ const record = (id: string): UsageRecord => ({
 test('records added in one turn travel together; none is lost, flush sends what is pending at once', async () => {
   const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
   try {
-    const ref = await system.spawn(accounting, { name: 'accounting', thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
+    const ref = await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
     const batcher = new UsageBatcher(ref);
     const processed = async (): Promise<number> => (await system.stats()).find((s) => s.name === 'accounting')!.processed;
     const before = await processed();
@@ -51,6 +52,30 @@ test('records added in one turn travel together; none is lost, flush sends what 
     assert.is((await processed()) - before, 4);
     await new Promise(setImmediate);
     assert.is((await ref.ask({ type: 'totals' })).requests, 7, 'the flushed batch is not sent again');
+  } finally {
+    await system.shutdown();
+  }
+});
+
+test('records the accounting actor refuses are kept and sent again; past the bound the oldest are lost, counted', async () => {
+  const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
+  try {
+    // No accounting actor yet, as while its thread is being restarted: every batch is refused.
+    const batcher = new UsageBatcher(system.ref(ACCOUNTING), { maxPending: 3, retryMs: 1 });
+    const refusals = async (): Promise<number> => {
+      const text = await (await system.metrics()).metrics();
+      return Number(/llmgw_actor_dead_letters_total\{thread="main",actor="accounting",reason="LLMGW_ACTOR_NOT_FOUND"\} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    for (let i = 0; i < 2; i++) batcher.add(record(`r${i}`));
+    await until(async () => (await refusals()) >= 2, 'two refused batches');
+    assert.is(batcher.waiting, 2, 'the refused records are still held');
+    for (let i = 2; i < 5; i++) batcher.add(record(`r${i}`));
+    assert.is(batcher.lost, 2);
+    assert.is(batcher.waiting, 3);
+    const ref = await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
+    await until(async () => (await ref.ask({ type: 'totals' })).requests === 3, 'the held records arrive');
+    assert.equal((await ref.ask({ type: 'recent', limit: 10 })).map((r) => r.id), ['r2', 'r3', 'r4'], 'the newest were kept, in order');
+    assert.is(batcher.waiting, 0);
   } finally {
     await system.shutdown();
   }

@@ -1,5 +1,5 @@
 import { accounting } from '../actors/accounting/accounting.js';
-import { UsageBatcher } from '../actors/accounting/usage-batcher.js';
+import { UsageBatcher, usageBatcherMetrics } from '../accounting/usage-batcher.js';
 import { admissionActor } from '../actors/admission/admission-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
@@ -10,8 +10,10 @@ import { createDataPort } from '../dataport/data-port.js';
 import { LlmgwError } from '../errors.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
-import type { AccountingMsg } from '../messages/accounting.js';
-import type { AdmissionMsg } from '../messages/admission.js';
+import { ACCOUNTING } from '../messages/accounting.js';
+import { ADMISSION } from '../messages/admission.js';
+import { ENDPOINT_REGISTRY, healthPollerAddress } from '../messages/endpoints.js';
+import { simEngineAddress } from '../messages/sim.js';
 import { drain, listen } from '../net/http-listen.js';
 import { Catalog } from '../router/catalog.js';
 import { Admission } from '../router/admission/admission.js';
@@ -38,8 +40,6 @@ export interface RunningServer {
 }
 
 const log = createLogger('server');
-const REGISTRY = 'endpoint-registry';
-const ACCOUNTING = 'accounting';
 /** How often queued requests are checked for release and timeout (completions also release). */
 const ADMISSION_TICK_MS = 50;
 
@@ -69,9 +69,9 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   });
   const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   try {
-    await system.spawn(endpointRegistry, { name: REGISTRY, args: { table } });
-    if (admissions) await system.spawn(admissionActor, { name: 'admission', args: { admissions, tickMs: ADMISSION_TICK_MS } });
-    await system.spawn(accounting, { name: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
+    await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table } });
+    if (admissions) await system.spawn(admissionActor, { address: ADMISSION, args: { admissions, tickMs: ADMISSION_TICK_MS } });
+    await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null });
     await startPollers(system, table, config);
@@ -81,7 +81,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   }
 
   const prefixIndex = new PrefixIndex(r.prefix.index_entries);
-  const usage = system.ref<AccountingMsg>(ACCOUNTING);
+  const usage = system.ref(ACCOUNTING);
   const records = new UsageBatcher(usage);
   const dataPort = createDataPort({
     catalog: new Catalog(config.models),
@@ -98,7 +98,15 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   let drainingSince: number | null = null;
   const drainStatus = (): DrainStatus | null =>
     drainingSince === null ? null : { inFlight: dataPort.inFlight(), cutInMs: Math.max(0, drainingSince + config.runtime.shutdown_timeout_ms - Date.now()) };
-  const adminPort = createAdminPort({ system, table, token: config.admin_token, drain: drainStatus, registries: [endpointMetrics(table), ...(admissions ? [admissionMetrics(admissions)] : [])], accounting: usage, admission: admissions ? system.ref<AdmissionMsg>('admission') : null });
+  const adminPort = createAdminPort({
+    system,
+    table,
+    token: config.admin_token,
+    drain: drainStatus,
+    registries: [endpointMetrics(table), usageBatcherMetrics(records), ...(admissions ? [admissionMetrics(admissions)] : [])],
+    accounting: usage,
+    admission: admissions ? system.ref(ADMISSION) : null,
+  });
   const url = await listen(dataPort.server, config.listen, 'listen');
   const adminUrl = await listen(adminPort, config.admin_listen, 'admin_listen');
 
@@ -148,7 +156,7 @@ async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, 
     for (let i = 0; i < s.replicas; i++) {
       const id = `sim-${s.model}-${i}`;
       const ref = await system.spawn(simEngineActor, {
-        name: `sim:${s.model}:${i}`,
+        address: simEngineAddress(s.model, i),
         thread: 'engines',
         args: { model: s.model, flavor: s.flavor, speed: s.speed, seed: s.seed + i, maxNumSeqs: s.max_num_seqs, numGpuBlocks: s.num_gpu_blocks },
       });
@@ -163,16 +171,16 @@ async function startPollers(system: ActorSystem, table: EndpointTable, config: C
   const pollers = await Promise.all(
     table.all().map((e) =>
       system.spawn(healthPoller, {
-        name: `poller:${e.id}`,
+        address: healthPollerAddress(e.id),
         thread: 'telemetry',
-        dependsOn: [REGISTRY],
+        dependsOn: [ENDPOINT_REGISTRY],
         args: {
           id: e.id,
           url: e.url,
           models: [...e.models],
           intervalMs: config.router.poll_interval_ms,
           timeoutMs: config.router.connect_timeout_ms,
-          registry: REGISTRY,
+          registry: ENDPOINT_REGISTRY,
         },
       }),
     ),

@@ -11,7 +11,7 @@ import type { ShardStatus } from '../../src/messages/agent.js';
 import { runInProcess } from '../support/cli.js';
 import { startProcess, type Started } from '../support/process.js';
 import { until } from '../support/until.js';
-import { engineSpec, executable, fixture, freePort, reaped, tempDir, trackGroup } from './supervisor/helpers.js';
+import { engineSpec, executable, fixture, freePort, reaped, tempDir, trackGroup } from '../agent/supervisor/helpers.js';
 
 interface Ctx {
   dir: string;

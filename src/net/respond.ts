@@ -15,7 +15,3 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
-
-export function invalid(message: string, param: string | null = null): { err: LlmgwError; param: string | null } {
-  return { err: new LlmgwError('LLMGW_INVALID_REQUEST', message), param };
-}

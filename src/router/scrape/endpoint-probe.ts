@@ -1,0 +1,67 @@
+// Probing one engine: readiness and load, as a poller reports them to the registry.
+//
+// Ready means what it means for vLLM: `/health` answers 200 and `/v1/models` lists the
+// served name — a process that is up but still loading weights refuses connections, and
+// one that lists another model is misconfigured, so neither may receive traffic. Load
+// comes from `/metrics` (vLLM or SGLang names); a failed scrape leaves the endpoint
+// routable, since the router's own in-flight counts still stand in for it.
+import type { Dispatcher } from 'undici';
+import type { EndpointProbe } from '../../messages/endpoints.js';
+import { parseEngineLoad } from './engine-load.js';
+
+export interface ProbeTarget {
+  id: string;
+  /** The served names the endpoint must list in /v1/models to count as ready. */
+  models: readonly string[];
+  /** Bound on each request's headers and body. */
+  timeoutMs: number;
+}
+
+/** One probe of the endpoint `pool` is connected to. */
+export async function probeEndpoint(s: ProbeTarget, pool: Dispatcher): Promise<EndpointProbe> {
+  const at = Date.now();
+  const get = (path: string) => pool.request({ method: 'GET', path, headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs });
+  const [readiness, scrape] = await Promise.all([checkReady(s, get), scrapeLoad(get)]);
+  return { id: s.id, at, ...readiness, ...scrape };
+}
+
+type Get = (path: string) => Promise<Dispatcher.ResponseData>;
+
+const describe = (err: unknown): string => {
+  const e = err as { code?: string; message?: string };
+  return `${e.code ?? ''} ${e.message ?? String(err)}`.trim();
+};
+
+async function checkReady(s: ProbeTarget, get: Get): Promise<Pick<EndpointProbe, 'ready' | 'reason' | 'models'>> {
+  const result = (ready: boolean, reason: string | null, models: string[] = []) => ({ ready, reason, models });
+  try {
+    const health = await get('/health');
+    await health.body.dump();
+    if (health.statusCode !== 200) return result(false, `/health answered ${health.statusCode}`);
+    const res = await get('/v1/models');
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return result(false, `/v1/models answered ${res.statusCode}`);
+    }
+    const body = (await res.body.json()) as { data?: { id?: unknown }[] };
+    const models = (body.data ?? []).map((m) => String(m.id));
+    const missing = s.models.filter((m) => !models.includes(m));
+    if (missing.length > 0) return result(false, `/v1/models does not list ${missing.join(', ')} (lists ${models.join(', ') || 'nothing'})`, models);
+    return result(true, null, models);
+  } catch (err) {
+    return result(false, `unreachable: ${describe(err)}`);
+  }
+}
+
+async function scrapeLoad(get: Get): Promise<Pick<EndpointProbe, 'load' | 'loadError'>> {
+  try {
+    const res = await get('/metrics');
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return { load: null, loadError: `/metrics answered ${res.statusCode}` };
+    }
+    return { load: parseEngineLoad(await res.body.text()), loadError: null };
+  } catch (err) {
+    return { load: null, loadError: `/metrics: ${describe(err)}` };
+  }
+}
