@@ -1,5 +1,6 @@
 // The agent role: the supervisor actor on its own worker thread, then the local control
 // interface. One per GPU node.
+import { hostname } from 'node:os';
 import { supervisorActor } from '../actors/agent/supervisor-actor.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
@@ -53,7 +54,7 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
     // Recovery may stop a few unidentifiable engines, each given stop_timeout_ms.
     await supervisor.ask({ type: 'list' }, { timeoutMs: Math.max(60_000, config.stop_timeout_ms * 10) });
     const server = createControlPort({ supervisor, config });
-    const url = await listen(server, config.listen, 'listen');
+    const url = await listen(server, config.listen, { key: 'listen', also: ['--listen'] });
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
       (closing ??= (async () => {
@@ -75,8 +76,10 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
  * Stopping engines is the control plane's decision, made through DELETE.
  */
 export async function runAgent(flags: AgentFlags): Promise<void> {
+  process.title = `llmgw agent ${hostname()}`;
   const agent = await startAgent(flags);
-  // One line on stdout that scripts and specs wait for.
+  // One line on stdout that scripts and specs wait for; the same as a log line for collectors.
   process.stdout.write(`llmgw agent listening on ${agent.url}\n`);
+  log.info('listening', { url: agent.url, pid: process.pid });
   stopOnSignals(() => agent.close(), log, 'signal received; leaving engines running for the next agent to adopt');
 }

@@ -22,4 +22,9 @@ cli.register(ConfigSchemaCommand);
 cli.register(VersionCommand);
 cli.register(AgentInventoryCommand);
 
-void cli.runExit(hoistCtlOptions(process.argv.slice(2)));
+// A command that failed exits now, whatever it left open: a role that could not start
+// (a busy port) must not linger on a worker thread or a pooled socket.
+void cli.run(hoistCtlOptions(process.argv.slice(2))).then((code) => {
+  process.exitCode = code;
+  if (code !== 0) process.exit(code);
+});

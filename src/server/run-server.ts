@@ -95,17 +95,29 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     admissions,
   });
   const adminPort = createAdminPort({ system, table, token: config.admin_token, registries: [endpointMetrics(table), ...(admissions ? [admissionMetrics(admissions)] : [])], accounting: usage, admission: admissions ? system.ref<AdmissionMsg>('admission') : null });
-  const url = await listen(dataPort, config.listen, 'listen');
-  const adminUrl = await listen(adminPort, config.admin_listen, 'admin_listen');
+  const stop = async (): Promise<void> => {
+    await Promise.all([drain(dataPort, config.runtime.shutdown_timeout_ms), drain(adminPort, 1_000)]);
+    records.flush();
+    await system.shutdown();
+    await table.close();
+  };
+  let url: string;
+  let adminUrl: string;
+  try {
+    url = await listen(dataPort, config.listen, { key: 'listen', also: ['--listen', 'LLMGW_LISTEN'] });
+    adminUrl = await listen(adminPort, config.admin_listen, { key: 'admin_listen', also: ['--admin-listen', 'LLMGW_ADMIN_LISTEN'] });
+  } catch (err) {
+    // A port that cannot open must not leave the threads and pollers running: they
+    // would keep a process that serves nothing alive.
+    await stop();
+    throw err;
+  }
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       log.info('shutting down: refusing new connections, letting requests in flight finish');
-      await Promise.all([drain(dataPort, config.runtime.shutdown_timeout_ms), drain(adminPort, 1_000)]);
-      records.flush();
-      await system.shutdown();
-      await table.close();
+      await stop();
       log.info('stopped');
     })());
   return { url, adminUrl, system, close };
@@ -113,9 +125,11 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
 
 /** Runs the server until SIGTERM or SIGINT, then shuts down in order and exits. */
 export async function runServer(flags: ServerFlags): Promise<void> {
+  process.title = 'llmgw server';
   const server = await startServer(flags);
-  // One line on stdout that scripts and specs wait for.
+  // One line on stdout that scripts and specs wait for; the same as a log line for collectors.
   process.stdout.write(`llmgw server listening on ${server.url} (admin ${server.adminUrl})\n`);
+  log.info('listening', { url: server.url, admin: server.adminUrl, pid: process.pid });
   stopOnSignals(() => server.close(), log);
 }
 

@@ -1,6 +1,11 @@
 import { Command, Option } from 'clipanion';
 import { LlmgwError } from '../../errors.js';
+import { createLogger } from '../../log.js';
 import { parseHostPort } from '../../net/host-port.js';
+import { listenFailed } from '../../net/http-listen.js';
+
+const ROLES = 'server, agent, sim';
+const DEFAULT_SIM_LISTEN = '127.0.0.1:8000';
 
 /** `llmgw run --role=server|agent|sim`: one binary, one role per process. */
 export class RunCommand extends Command {
@@ -44,7 +49,7 @@ export class RunCommand extends Command {
         case 'sim':
           return await this.runSim();
         default:
-          throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected server, agent or sim`);
+          throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected one of ${ROLES}`);
       }
     } catch (err) {
       const e = LlmgwError.from(err);
@@ -68,9 +73,10 @@ export class RunCommand extends Command {
   private async runSim(): Promise<number> {
     if (!this.model) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--model is required with --role=sim');
     const { startSimEngine } = await import('../../sim/index.js');
-    const { host, port } = parseHostPort(this.listen ?? '127.0.0.1:8000', '--listen');
+    const { host, port } = parseHostPort(this.listen ?? DEFAULT_SIM_LISTEN, '--listen');
     const flavor = this.flavor ?? 'vllm';
     if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
+    process.title = `llmgw sim ${this.model}`;
     const sim = await startSimEngine({
       host,
       port,
@@ -81,14 +87,21 @@ export class RunCommand extends Command {
       maxNumSeqs: integer(this.maxNumSeqs, '--max-num-seqs'),
       numGpuBlocks: integer(this.numGpuBlocks, '--num-gpu-blocks'),
       maxModelLen: integer(this.maxModelLen, '--max-model-len'),
+    }).catch((err: unknown) => {
+      throw isErrno(err) ? listenFailed(err, this.listen ?? DEFAULT_SIM_LISTEN, port, { key: '--listen' }) : err;
     });
-    // One line on stdout that scripts and specs wait for.
+    // One line on stdout that scripts and specs wait for; the same as a log line for collectors.
     this.context.stdout.write(`llmgw sim ${this.model} listening on ${sim.url}\n`);
+    createLogger('sim').info('listening', { url: sim.url, model: this.model, pid: process.pid });
     const stop = (): void => void sim.close().then(() => process.exit(0));
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
     return await waitForever();
   }
+}
+
+function isErrno(err: unknown): err is NodeJS.ErrnoException {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';
 }
 
 function waitForever(): Promise<number> {
