@@ -27,7 +27,8 @@ export class RunCommand extends Command {
     ],
   });
 
-  role = Option.String('--role', { required: true, description: 'server, agent or sim' });
+  // Not `required` for clipanion: its error for a missing option is "Command not found".
+  role = Option.String('--role', { description: 'server, agent or sim (required)' });
   config = Option.String('--config', { description: 'server: YAML config file (default: the embedded default); agent: agent.yaml (default: all defaults)' });
   listen = Option.String('--listen', { description: 'HOST:PORT to serve on (server: the data port; agent: the control interface)' });
   adminListen = Option.String('--admin-listen', { description: 'server: HOST:PORT of the admin port' });
@@ -48,6 +49,8 @@ export class RunCommand extends Command {
           return await this.runAgent();
         case 'sim':
           return await this.runSim();
+        case undefined:
+          throw new LlmgwError('LLMGW_INVALID_REQUEST', `--role is required: one of ${ROLES} (e.g. llmgw run --role=server)`);
         default:
           throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected one of ${ROLES}`);
       }
