@@ -131,7 +131,7 @@ test('precedence: defaults < file < environment < flags', () => {
 });
 
 test('an override reaches a section the file does not have, and a broken section is left to its own error', () => {
-  assert.is(parseConfig('listen: ":4000"\n', 'llmgw.yaml', { LLMGW_RUNTIME__ASK_TIMEOUT_MS: '9' }).runtime.ask_timeout_ms, 9);
+  assert.is(parseConfig('listen: ":4000"\nmodels: [{ name: m }]\nsimulate: [{ model: m }]\n', 'llmgw.yaml', { LLMGW_RUNTIME__ASK_TIMEOUT_MS: '9' }).runtime.ask_timeout_ms, 9);
   assert.equal(problems(BASE + 'runtime: 5\n', { LLMGW_RUNTIME__ASK_TIMEOUT_MS: '9' }), ['llmgw.yaml: runtime: must be a mapping, got 5']);
 });
 

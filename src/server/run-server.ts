@@ -5,7 +5,7 @@ import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
 import { createAdminPort } from '../admin/admin-port.js';
-import { loadConfig, type Config } from '../config/index.js';
+import { DEFAULT_CONFIG_SOURCE, loadConfig, type Config } from '../config/index.js';
 import { createDataPort } from '../dataport/data-port.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
@@ -73,6 +73,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     await system.spawn(accounting, { name: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000 } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null });
+    warnUnserved(table, config, flags.configPath);
     await startPollers(system, table, config);
   } catch (err) {
     await system.shutdown();
@@ -147,6 +148,22 @@ async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, 
       log.info('simulated engine started', { endpoint: id, url });
     }
   }
+}
+
+/**
+ * A model placed only by its profiles has no engine yet: the config is valid (placement
+ * will serve it), but until then its requests get 503s, which an operator should hear of.
+ */
+function warnUnserved(table: EndpointTable, config: Config, configPath: string | undefined): void {
+  config.models.forEach((m, i) => {
+    if (table.all().some((e) => e.models.includes(m.name))) return;
+    log.warn('model served by no endpoint', {
+      model: m.name,
+      source: configPath ?? (process.env.LLMGW_CONFIG || DEFAULT_CONFIG_SOURCE),
+      path: `models[${i}]`,
+      reason: 'only its profiles name it and no replica is placed yet; requests for it get 503 until an endpoint or a simulate entry serves it',
+    });
+  });
 }
 
 async function startPollers(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {
