@@ -7,6 +7,8 @@ import { createLogger, setLogLevel } from '../log.js';
 import { drain, listen } from '../net/http-listen.js';
 import { ActorSystem } from '../runtime/index.js';
 import { loadAgentConfig } from './config/load.js';
+import type { AgentConfig } from './config/schema.js';
+import { checkIbRoot, configKnobs, discoverInventory, type DiscoveryKnobs } from './discovery/index.js';
 import { createControlPort } from './control-port.js';
 
 export interface AgentFlags {
@@ -30,6 +32,8 @@ const SUPERVISOR = 'supervisor';
 export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
   const config = loadAgentConfig(flags.configPath, { listen: flags.listen });
   setLogLevel(config.log_level);
+  const knobs = configKnobs(flags.configPath ?? 'agent.yaml (passed with --config)');
+  await checkHardware(config, knobs);
   // `respawn`: a new thread restarts the supervisor, whose init adopts the engines again.
   const system = await ActorSystem.start({ threads: [{ name: 'agent', onDeath: 'respawn' }] });
   try {
@@ -53,7 +57,7 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
     });
     // Recovery may stop a few unidentifiable engines, each given stop_timeout_ms.
     await supervisor.ask({ type: 'list' }, { timeoutMs: Math.max(60_000, config.stop_timeout_ms * 10) });
-    const server = createControlPort({ supervisor, config });
+    const server = createControlPort({ supervisor, config, knobs });
     const url = await listen(server, config.listen, { key: 'listen', also: ['--listen'] });
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
@@ -67,6 +71,17 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
     await system.shutdown();
     throw err;
   }
+}
+
+/**
+ * Discovery once before anything starts: a node that cannot run nvidia-smi (without
+ * no_gpu), a mistyped ib_root or fabric labels that name no adapter fail the start, not
+ * the first inventory call long after.
+ */
+async function checkHardware(config: AgentConfig, knobs: DiscoveryKnobs): Promise<void> {
+  await checkIbRoot(config.ib_root, knobs.ibRoot);
+  const inventory = await discoverInventory({ nvidiaSmi: config.nvidia_smi, ibRoot: config.ib_root, noGpu: config.no_gpu, fabrics: config.fabrics, knobs });
+  log.info('hardware discovered', { gpus: inventory.gpus.length, hcas: inventory.hcas.length, noGpu: config.no_gpu, warnings: inventory.warnings });
 }
 
 /**
