@@ -5,6 +5,7 @@ import { BASE, problems, tempFile } from './helpers.js';
 
 test('each scalar key outside a list has a variable; lists have none', () => {
   assert.equal([...envSettings().keys()].sort(), [
+    'LLMGW_ACCESS_LOG',
     'LLMGW_ADMIN_LISTEN',
     'LLMGW_ADMIN_TOKEN',
     'LLMGW_LISTEN',

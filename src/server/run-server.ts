@@ -6,6 +6,7 @@ import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
 import { createAdminPort } from '../admin/admin-port.js';
 import { DEFAULT_CONFIG_SOURCE, loadConfig, type Config } from '../config/index.js';
+import { AccessLog } from '../dataport/access-log.js';
 import { createDataPort } from '../dataport/data-port.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
@@ -83,6 +84,8 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   const prefixIndex = new PrefixIndex(r.prefix.index_entries);
   const usage = system.ref<AccountingMsg>(ACCOUNTING);
   const records = new UsageBatcher(usage);
+  // Decided once: the level is fixed at start, so the request path branches on nothing.
+  const access = config.access_log && log.enabled('info') ? new AccessLog() : null;
   const dataPort = createDataPort({
     catalog: new Catalog(config.models),
     table,
@@ -92,13 +95,19 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     prefixIndex,
     router: r,
     cpu: system.cpu,
-    usage: records.add,
+    usage: access
+      ? (record) => {
+          records.add(record);
+          access.add(record);
+        }
+      : records.add,
     admissions,
   });
   const adminPort = createAdminPort({ system, table, token: config.admin_token, registries: [endpointMetrics(table), ...(admissions ? [admissionMetrics(admissions)] : [])], accounting: usage, admission: admissions ? system.ref<AdmissionMsg>('admission') : null });
   const stop = async (): Promise<void> => {
     await Promise.all([drain(dataPort, config.runtime.shutdown_timeout_ms), drain(adminPort, 1_000)]);
     records.flush();
+    access?.flush();
     await system.shutdown();
     await table.close();
   };
