@@ -33,6 +33,8 @@ const CODES = {
   // admission: shed from a full queue, or waited too long in it
   LLMGW_QUEUE_FULL: { status: 429, type: 'rate_limit_error' },
   LLMGW_QUEUE_TIMEOUT: { status: 503, type: 'server_error' },
+  // a role's port could not be opened: the address is in use, or not this host's
+  LLMGW_LISTEN_FAILED: { status: 500, type: 'server_error' },
   // cli
   LLMGW_ADMIN_UNREACHABLE: { status: 502, type: 'server_error' },
   // agent: a shard spec the engine launcher refuses (src/agent/engines/validate.ts). The

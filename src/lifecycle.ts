@@ -5,7 +5,12 @@ import type { Logger } from './log.js';
  * `note` says what stopping means for this role (e.g. that engines keep running).
  */
 export function stopOnSignals(close: () => Promise<void>, log: Logger, note = 'signal received'): void {
+  let stopping = false;
   const stop = (signal: string): void => {
+    // Ctrl-C under `npm start` arrives twice, from the terminal and forwarded by npm: a
+    // repeat must not cut the orderly shutdown short (it is bounded by its own timeouts).
+    if (stopping) return;
+    stopping = true;
     log.info(note, { signal });
     close().then(
       () => process.exit(0),
@@ -15,6 +20,6 @@ export function stopOnSignals(close: () => Promise<void>, log: Logger, note = 's
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }

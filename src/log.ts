@@ -22,8 +22,7 @@ export interface Logger {
 export function createLogger(component: string): Logger {
   const write = (level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>): void => {
     if (RANK[level] < threshold) return;
-    const line = JSON.stringify({ t: new Date().toISOString(), level, component, msg, ...fields }, errorReplacer);
-    process.stderr.write(line + '\n');
+    process.stderr.write(formatLogLine(level, component, msg, fields) + '\n');
   };
   return {
     debug: (m, f) => write('debug', m, f),
@@ -32,6 +31,11 @@ export function createLogger(component: string): Logger {
     error: (m, f) => write('error', m, f),
     enabled: (level) => RANK[level] >= threshold,
   };
+}
+
+/** One log line, without its newline: for writers that batch lines (the access log). */
+export function formatLogLine(level: Exclude<LogLevel, 'silent'>, component: string, msg: string, fields?: Record<string, unknown>, at = Date.now()): string {
+  return JSON.stringify({ t: new Date(at).toISOString(), level, component, msg, ...fields }, errorReplacer);
 }
 
 function errorReplacer(_key: string, value: unknown): unknown {

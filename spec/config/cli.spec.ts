@@ -30,6 +30,13 @@ test('config check prints every problem and exits 1', async () => {
   assert.is(r.stderr, `${path}: log_level: must be one of debug, info, warn, error, silent\n${path}: models[2].profiles[0].tp: must be ≥ 1\n`);
 });
 
+test('config check refuses an empty file: it would serve no model', async () => {
+  const path = tempFile('llmgw.yaml', '');
+  const r = await run(['config', 'check', '--config', path]);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, `${path}: models: lists no model, so nothing would be served`);
+});
+
 test('config check applies the environment, unless --no-env', async () => {
   const path = tempFile('llmgw.yaml', BASE);
   const bad = await run(['config', 'check', '--config', path], { LLMGW_ROUTER__MAX_BODY_BYTES: 'lots' });

@@ -5,6 +5,7 @@ import { BASE, problems, tempFile } from './helpers.js';
 
 test('each scalar key outside a list has a variable; lists have none', () => {
   assert.equal([...envSettings().keys()].sort(), [
+    'LLMGW_ACCESS_LOG',
     'LLMGW_ADMIN_LISTEN',
     'LLMGW_ADMIN_TOKEN',
     'LLMGW_LISTEN',
@@ -133,7 +134,7 @@ test('precedence: defaults < file < environment < flags', () => {
 });
 
 test('an override reaches a section the file does not have, and a broken section is left to its own error', () => {
-  assert.is(parseConfig('listen: ":4000"\n', 'llmgw.yaml', { LLMGW_RUNTIME__ASK_TIMEOUT_MS: '9' }).runtime.ask_timeout_ms, 9);
+  assert.is(parseConfig('listen: ":4000"\nmodels: [{ name: m }]\nsimulate: [{ model: m }]\n', 'llmgw.yaml', { LLMGW_RUNTIME__ASK_TIMEOUT_MS: '9' }).runtime.ask_timeout_ms, 9);
   assert.equal(problems(BASE + 'runtime: 5\n', { LLMGW_RUNTIME__ASK_TIMEOUT_MS: '9' }), ['llmgw.yaml: runtime: must be a mapping, got 5']);
 });
 

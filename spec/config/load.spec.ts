@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { LlmgwError } from '../../src/errors.js';
 import { configSchema, DEFAULT_CONFIG_SOURCE, loadConfig, parseConfig } from '../../src/config/index.js';
 import type { SchemaNode } from '../../src/config/schema.js';
-import { BASE, tempFile } from './helpers.js';
+import { BASE, problems, tempFile } from './helpers.js';
 
 const FULL = `# yaml-language-server: $schema=../schema/llmgw.schema.json
 listen: "0.0.0.0:8080"
@@ -184,13 +184,17 @@ test('a profile that sets some scorers leaves the others at 0', () => {
   assert.equal(c.router.profiles[0], { name: 'sticky', scorers: { queue: 0, kv: 0, inflight: 0, prefix: 0, session: 1, weight: 0 } });
 });
 
-test('an empty file is all defaults', () => {
-  const c = parseConfig('# nothing yet\n', 'empty.yaml', {});
+test('a file with only a served model is all defaults otherwise', () => {
+  const c = parseConfig('# one model, nothing else\nmodels: [{ name: m }]\nsimulate: [{ model: m }]\n', 'small.yaml', {});
   assert.is(c.listen, '127.0.0.1:4000');
-  assert.equal(c.models, []);
   assert.equal(c.endpoints, []);
-  assert.equal(c.simulate, []);
   assert.is(c.router.max_body_bytes, 4194304);
+});
+
+test('an empty file, or an empty catalog, is refused: it would serve nothing', () => {
+  const why = "models: lists no model, so nothing would be served: add a model and an endpoint or a simulate entry that serves it (run without --config for the embedded default)";
+  assert.equal(problems('# nothing yet\n'), [`llmgw.yaml: ${why}`]);
+  assert.equal(problems('models: []\n'), [`llmgw.yaml: ${why}`]);
 });
 
 test('a loaded config has exactly the keys of the schema, all of them after defaults', () => {
@@ -249,14 +253,15 @@ test('loadConfig reads the file at path', () => {
 });
 
 test('loadConfig takes the path from LLMGW_CONFIG when none is given, and path wins over it', () => {
-  const a = tempFile('a.yaml', 'listen: "127.0.0.1:5001"\n');
-  const b = tempFile('b.yaml', 'listen: "127.0.0.1:5002"\n');
+  const served = 'models: [{ name: m }]\nsimulate: [{ model: m }]\n';
+  const a = tempFile('a.yaml', 'listen: "127.0.0.1:5001"\n' + served);
+  const b = tempFile('b.yaml', 'listen: "127.0.0.1:5002"\n' + served);
   assert.is(loadConfig({ env: { LLMGW_CONFIG: a } }).listen, '127.0.0.1:5001');
   assert.is(loadConfig({ path: b, env: { LLMGW_CONFIG: a } }).listen, '127.0.0.1:5002');
 });
 
 test('a bad file is reported under the path it was given as', () => {
-  const path = tempFile('bad.yaml', 'log_level: loud\n');
+  const path = tempFile('bad.yaml', 'log_level: loud\nmodels: [{ name: m }]\nsimulate: [{ model: m }]\n');
   try {
     loadConfig({ path, env: {} });
     assert.unreachable('accepted');

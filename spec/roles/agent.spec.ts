@@ -1,6 +1,6 @@
 // `llmgw run --role=agent` end to end: the real CLI, its control interface over HTTP, and
 // the sim engine behind the vLLM adapter as the engine it supervises.
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
@@ -29,6 +29,7 @@ spec.before((ctx) => {
   ctx.stateDir = join(ctx.dir, 'state');
   ctx.config = join(ctx.dir, 'agent.yaml');
   ctx.groups = new Set();
+  mkdirSync(join(ctx.dir, 'no-ib')); // an empty InfiniBand root: a node without adapters
   writeFileSync(
     ctx.config,
     [
@@ -112,6 +113,24 @@ spec('a control interface that is not on loopback is refused at start', async (c
   const r = await runInProcess([RunCommand], ['run', '--role=agent', '--config', ctx.config, '--listen', '0.0.0.0:4100']);
   assert.is(r.code, 2);
   assert.match(r.stderr, /listen: must be a loopback address .*not 0\.0\.0\.0: the control interface has no authentication and starts processes/);
+});
+
+spec('a node that cannot run nvidia-smi fails at start and points at no_gpu in its config', async (ctx) => {
+  const config = join(ctx.dir, 'gpu.yaml');
+  const missing = join(ctx.dir, 'bin', 'nvidia-smi');
+  writeFileSync(config, readFileSync(ctx.config, 'utf8').replace('no_gpu: true', `no_gpu: false\nnvidia_smi: ${JSON.stringify(missing)}`));
+  const r = await runInProcess([RunCommand], ['run', '--role=agent', '--config', config]);
+  assert.is(r.code, 2);
+  assert.is(r.stderr, `llmgw: nvidia-smi not found at ${missing}: set no_gpu: true in ${config} on a node without GPUs, or nvidia_smi in ${config} with its path\n`);
+});
+
+spec('an ib_root that does not exist fails at start; an empty one is a node without adapters', async (ctx) => {
+  const config = join(ctx.dir, 'ib.yaml');
+  const typo = join(ctx.dir, 'no-ibb');
+  writeFileSync(config, readFileSync(ctx.config, 'utf8').replace(JSON.stringify(join(ctx.dir, 'no-ib')), JSON.stringify(typo)));
+  const r = await runInProcess([RunCommand], ['run', '--role=agent', '--config', config]);
+  assert.is(r.code, 2);
+  assert.is(r.stderr, `llmgw: InfiniBand root ${typo} does not exist: check ib_root in ${config} (normally /sys/class/infiniband; an empty directory means no adapters)\n`);
 });
 
 spec('no process outlives the suite: kill(-pgid, 0) finds no group the agents started', async (ctx) => {

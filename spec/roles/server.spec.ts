@@ -136,9 +136,22 @@ test('llmgw ctl actors lists the actors with their threads and counters', async 
   assert.match(table.stdout, /^NAME\s+THREAD\s+KIND\s+STATUS\s+MAILBOX/);
   assert.match(table.stdout, /poller:sim-llama-3\.1-8b-0\s+telemetry\s+health-poller\s+running/);
 
-  const denied = await runCli(['ctl', 'actors', '--admin', admin]);
-  assert.is(denied.code, 1);
-  assert.match(denied.stderr, /Bearer/);
+  const hostPort = await runCli(['ctl', 'actors', '--admin', new URL(admin).host, '--json'], { LLMGW_ADMIN_TOKEN: 's3cret' });
+  assert.is(hostPort.code, 0, `--admin HOST:PORT as admin_listen is written: ${hostPort.stderr}`);
+});
+
+test('ctl says whether the admin token was missing or wrong, and how to pass one', async () => {
+  const missing = await runCli(['ctl', 'actors', '--admin', admin]);
+  assert.is(missing.code, 1);
+  assert.match(missing.stderr, /^llmgw ctl: \S+: the admin API needs a token and none was sent .*; pass the admin_token with --token or LLMGW_ADMIN_TOKEN\n$/);
+  const wrong = await runCli(['ctl', 'actors', '--admin', admin, '--token', 'guess']);
+  assert.is(wrong.code, 1);
+  assert.match(wrong.stderr, /^llmgw ctl: \S+: the admin token sent is wrong .*; the token from --token is not the server's admin_token\n$/);
+  const wrongEnv = await runCli(['ctl', 'actors', '--admin', admin], { LLMGW_ADMIN_TOKEN: 'guess' });
+  assert.match(wrongEnv.stderr, /the token from LLMGW_ADMIN_TOKEN is not/);
+  const res = await request(`${admin}/admin/v1/actors`, { headers: { authorization: 'Basic czNjcmV0' } });
+  assert.is(res.statusCode, 401);
+  assert.match(((await res.body.json()) as { error: { message: string } }).error.message, /must be 'Bearer <admin_token>'/);
 });
 
 test('the admin port exports the runtime metrics of every thread', async () => {

@@ -37,11 +37,16 @@ export function createAdminPort(opts: AdminPortOptions): Server {
   const processRegistry = new Registry();
   collectDefaultMetrics({ register: processRegistry, prefix: 'llmgw_' });
 
-  const authorized = (req: IncomingMessage): boolean => {
-    if (opts.token === undefined) return true;
-    const given = Buffer.from(req.headers.authorization ?? '');
-    const want = Buffer.from(`Bearer ${opts.token}`);
-    return given.length === want.length && timingSafeEqual(given, want);
+  // Null when the request may pass; else why not. A missing and a wrong token read
+  // differently: the first is a setup step, the second a mistake in the token.
+  const refusal = (req: IncomingMessage): string | null => {
+    if (opts.token === undefined) return null;
+    const header = req.headers.authorization;
+    if (header === undefined || header === '') return 'the admin API needs a token and none was sent (Authorization: Bearer <admin_token>)';
+    if (!/^Bearer /i.test(header)) return "the Authorization header must be 'Bearer <admin_token>'";
+    const given = Buffer.from(header.slice('Bearer '.length));
+    const want = Buffer.from(opts.token);
+    return given.length === want.length && timingSafeEqual(given, want) ? null : 'the admin token sent is wrong (it is not the admin_token of this server)';
   };
 
   return createServer((req, res) => {
@@ -62,7 +67,8 @@ export function createAdminPort(opts: AdminPortOptions): Server {
         return;
       }
       if (!path.startsWith('/admin/')) return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for GET ${path}`));
-      if (!authorized(req)) return sendError(res, new LlmgwError('LLMGW_UNAUTHORIZED', 'the admin API needs Authorization: Bearer <admin_token>'));
+      const refused = refusal(req);
+      if (refused !== null) return sendError(res, new LlmgwError('LLMGW_UNAUTHORIZED', refused));
       switch (path) {
         case '/admin/v1/actors':
           return sendJson(res, 200, await opts.system.stats());

@@ -9,12 +9,14 @@ import type { ShardSpec } from './engines/index.js';
 import type { SupervisorMsg } from '../messages/agent.js';
 import type { ActorRef } from '../runtime/index.js';
 import type { AgentConfig } from './config/schema.js';
-import { discoverInventory } from './discovery/index.js';
+import { discoverInventory, type DiscoveryKnobs } from './discovery/index.js';
 import { pidsInGroups } from './supervisor/index.js';
 
 export interface ControlPortOptions {
   readonly supervisor: ActorRef<SupervisorMsg>;
   readonly config: AgentConfig;
+  /** How this agent's config sets discovery's inputs, for its failures. */
+  readonly knobs: DiscoveryKnobs;
 }
 
 const SHARD_PATH = /^\/agent\/v1\/shards\/([^/]+)$/;
@@ -31,7 +33,7 @@ const MAX_SPEC_BYTES = 256 * 1024;
  *   200 when the shard had already failed (it is forgotten), 404 unknown.
  */
 export function createControlPort(opts: ControlPortOptions): Server {
-  const { supervisor, config } = opts;
+  const { supervisor, config, knobs } = opts;
   return createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const route = async (): Promise<void> => {
@@ -43,6 +45,7 @@ export function createControlPort(opts: ControlPortOptions): Server {
           noGpu: config.no_gpu,
           fabrics: config.fabrics,
           ours: pidsInGroups(groups),
+          knobs,
         }).catch((err: unknown) => {
           throw LlmgwError.from(err, 'LLMGW_DISCOVERY_FAILED');
         });

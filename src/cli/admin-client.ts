@@ -1,29 +1,59 @@
 import { Command, Option } from 'clipanion';
 import { request } from 'undici';
 import { LlmgwError } from '../errors.js';
+import { parseHostPort, urlFor } from '../net/host-port.js';
 
 // The flags every `llmgw ctl` command takes (class fields, as clipanion wants them).
-export const adminOption = () => Option.String('--admin', { description: 'admin URL (default $LLMGW_ADMIN or http://127.0.0.1:4001)' });
+export const adminOption = () => Option.String('--admin', { description: `admin port: a URL or HOST:PORT (default $LLMGW_ADMIN or ${DEFAULT_ADMIN})` });
 export const tokenOption = () => Option.String('--token', { description: 'admin token (default $LLMGW_ADMIN_TOKEN)' });
 export const jsonOption = () => Option.Boolean('--json', false, { description: 'print JSON instead of a table' });
 
+const DEFAULT_ADMIN = 'http://127.0.0.1:4001';
+
+/**
+ * The admin port's base URL from `--admin` or LLMGW_ADMIN (`from` names which): a URL, or
+ * HOST:PORT as `admin_listen` is written, which gets `http://`.
+ */
+export function adminBaseUrl(value: string, from: string): URL {
+  const expected = `expected an http(s) URL or HOST:PORT (e.g. ${DEFAULT_ADMIN} or 127.0.0.1:4001), got '${value}'`;
+  if (!value.includes('://')) {
+    try {
+      const { host, port } = parseHostPort(value, from);
+      return new URL(urlFor(host, port));
+    } catch {
+      throw new LlmgwError('LLMGW_INVALID_REQUEST', `${from}: ${expected}`);
+    }
+  }
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new LlmgwError('LLMGW_INVALID_REQUEST', `${from}: ${expected}`);
+  return url;
+}
+
 /** GETs an admin API path of a running process; LLMGW_ADMIN_UNREACHABLE says why it failed. */
 export async function adminGet<T>(admin: string | undefined, token: string | undefined, path: string): Promise<T> {
-  const base = admin ?? process.env.LLMGW_ADMIN ?? 'http://127.0.0.1:4001';
+  const base = admin !== undefined ? adminBaseUrl(admin, '--admin') : process.env.LLMGW_ADMIN ? adminBaseUrl(process.env.LLMGW_ADMIN, 'LLMGW_ADMIN') : new URL(DEFAULT_ADMIN);
+  const tokenFrom = token !== undefined ? '--token' : process.env.LLMGW_ADMIN_TOKEN ? 'LLMGW_ADMIN_TOKEN' : null;
   const bearer = token ?? process.env.LLMGW_ADMIN_TOKEN;
   const url = new URL(path, base);
   let res;
   try {
     res = await request(url, { headers: bearer ? { authorization: `Bearer ${bearer}` } : {}, headersTimeout: 10_000, bodyTimeout: 10_000 });
   } catch (err) {
-    throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `cannot reach the admin port at ${base}: ${(err as Error).message}`);
+    throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `cannot reach the admin port at ${base.href}: ${(err as Error).message}`);
   }
   const body = (await res.body.json()) as unknown;
   if (res.statusCode !== 200) {
     const msg = (body as { error?: { message?: string } }).error?.message ?? `status ${res.statusCode}`;
-    throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `${url.href}: ${msg}`);
+    throw new LlmgwError(res.statusCode === 401 ? 'LLMGW_UNAUTHORIZED' : 'LLMGW_ADMIN_UNREACHABLE', `${url.href}: ${msg}${res.statusCode === 401 ? tokenHint(tokenFrom) : ''}`);
   }
   return body as T;
+}
+
+/** What to do about a refused token, given where ours came from (null: none was sent). */
+function tokenHint(from: string | null): string {
+  return from === null
+    ? '; pass the admin_token with --token or LLMGW_ADMIN_TOKEN'
+    : `; the token from ${from} is not the server's admin_token`;
 }
 
 /**

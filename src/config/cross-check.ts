@@ -9,6 +9,8 @@
 // - profile names are unique within a model; endpoint ids are unique.
 // - endpoints and simulate entries name catalog models by name (an alias is refused
 //   with the name to use: the engine serves the name, not the alias).
+// - the catalog lists at least one model: a config that serves nothing is a mistake
+//   (an empty file is not the embedded default), not a server that answers only 404s.
 // - a model must be servable: it has profiles (the control plane places it), or an
 //   endpoint or a simulate entry names it. A catalog entry nothing can serve is a
 //   mistake that would otherwise surface as 503s at request time.
@@ -40,6 +42,9 @@ export function crossCheck(data: unknown): RawProblem[] {
   // Names and aliases: one namespace. `taken` remembers where each was first declared
   // and `owner` which model it resolves to.
   const models = list(data.models);
+  if (models.length === 0 && (data.models === undefined || Array.isArray(data.models))) {
+    fail(['models'], 'lists no model, so nothing would be served: add a model and an endpoint or a simulate entry that serves it (run without --config for the embedded default)');
+  }
   const taken = new Map<string, Segment[]>();
   const owner = new Map<string, number>();
   const names = new Map<string, number>();

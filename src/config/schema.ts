@@ -180,6 +180,11 @@ const schema: SchemaNode = object(
     }),
     admin_token: name('When set, the admin API requires `Authorization: Bearer <admin_token>`.'),
     log_level: str('Least severe log level written.', { enum: [...LOG_LEVELS], default: 'info' }),
+    access_log: {
+      type: 'boolean',
+      description: 'One JSON line per inference request on stderr, at info level: method, path, status, model, endpoint, duration and request id.',
+      default: true,
+    },
     runtime: object(
       'The actor runtime.',
       {

@@ -107,6 +107,7 @@ export interface Config {
   readonly admin_listen: string;
   readonly admin_token?: string;
   readonly log_level: LogLevel;
+  readonly access_log: boolean;
   readonly runtime: RuntimeConfig;
   readonly router: RouterConfig;
   readonly models: readonly ModelConfig[];

@@ -1,5 +1,6 @@
 // The agent role: the supervisor actor on its own worker thread, then the local control
 // interface. One per GPU node.
+import { hostname } from 'node:os';
 import { supervisorActor } from '../actors/agent/supervisor-actor.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
@@ -7,6 +8,8 @@ import { drain, listen } from '../net/http-listen.js';
 import { SUPERVISOR } from '../messages/agent.js';
 import { ActorSystem } from '../runtime/index.js';
 import { loadAgentConfig } from '../agent/config/load.js';
+import type { AgentConfig } from '../agent/config/schema.js';
+import { checkIbRoot, configKnobs, discoverInventory, type DiscoveryKnobs } from '../agent/discovery/index.js';
 import { createControlPort } from '../agent/control-port.js';
 
 export interface AgentFlags {
@@ -29,6 +32,8 @@ const log = createLogger('agent');
 export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
   const config = loadAgentConfig(flags.configPath, { listen: flags.listen });
   setLogLevel(config.log_level);
+  const knobs = configKnobs(flags.configPath ?? 'agent.yaml (passed with --config)');
+  await checkHardware(config, knobs);
   // `respawn`: a new thread restarts the supervisor, whose init adopts the engines again.
   const system = await ActorSystem.start({ threads: [{ name: 'agent', onDeath: 'respawn' }] });
   try {
@@ -52,8 +57,8 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
     });
     // Recovery may stop a few unidentifiable engines, each given stop_timeout_ms.
     await supervisor.ask({ type: 'list' }, { timeoutMs: Math.max(60_000, config.stop_timeout_ms * 10) });
-    const server = createControlPort({ supervisor, config });
-    const url = await listen(server, config.listen, 'listen');
+    const server = createControlPort({ supervisor, config, knobs });
+    const url = await listen(server, config.listen, { key: 'listen', also: ['--listen'] });
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
       (closing ??= (async () => {
@@ -69,14 +74,27 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
 }
 
 /**
+ * Discovery once before anything starts: a node that cannot run nvidia-smi (without
+ * no_gpu), a mistyped ib_root or fabric labels that name no adapter fail the start, not
+ * the first inventory call long after.
+ */
+async function checkHardware(config: AgentConfig, knobs: DiscoveryKnobs): Promise<void> {
+  await checkIbRoot(config.ib_root, knobs.ibRoot);
+  const inventory = await discoverInventory({ nvidiaSmi: config.nvidia_smi, ibRoot: config.ib_root, noGpu: config.no_gpu, fabrics: config.fabrics, knobs });
+  log.info('hardware discovered', { gpus: inventory.gpus.length, hcas: inventory.hcas.length, noGpu: config.no_gpu, warnings: inventory.warnings });
+}
+
+/**
  * Runs the agent until SIGTERM or SIGINT. Shutting down closes the control interface and
  * LEAVES THE ENGINES RUNNING: an agent restart (an upgrade, a crash, a config change)
  * must not take served traffic down, and the state files let the next agent adopt them.
  * Stopping engines is the control plane's decision, made through DELETE.
  */
 export async function runAgent(flags: AgentFlags): Promise<void> {
+  process.title = `llmgw agent ${hostname()}`;
   const agent = await startAgent(flags);
-  // One line on stdout that scripts and specs wait for.
+  // One line on stdout that scripts and specs wait for; the same as a log line for collectors.
   process.stdout.write(`llmgw agent listening on ${agent.url}\n`);
+  log.info('listening', { url: agent.url, pid: process.pid });
   stopOnSignals(() => agent.close(), log, 'signal received; leaving engines running for the next agent to adopt');
 }

@@ -5,7 +5,8 @@ import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
 import { createAdminPort, type DrainStatus } from '../admin/admin-port.js';
-import { loadConfig, type Config } from '../config/index.js';
+import { DEFAULT_CONFIG_SOURCE, loadConfig, type Config } from '../config/index.js';
+import { AccessLog } from '../dataport/access-log.js';
 import { createDataPort } from '../dataport/data-port.js';
 import { LlmgwError } from '../errors.js';
 import { stopOnSignals } from '../lifecycle.js';
@@ -74,6 +75,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null });
+    warnUnserved(table, config, flags.configPath);
     await startPollers(system, table, config);
   } catch (err) {
     await system.shutdown();
@@ -83,6 +85,8 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   const prefixIndex = new PrefixIndex(r.prefix.index_entries);
   const usage = system.ref(ACCOUNTING);
   const records = new UsageBatcher(usage);
+  // Decided once: the level is fixed at start, so the request path branches on nothing.
+  const access = config.access_log && log.enabled('info') ? new AccessLog() : null;
   const dataPort = createDataPort({
     catalog: new Catalog(config.models),
     table,
@@ -92,7 +96,12 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     prefixIndex,
     router: r,
     cpu: system.cpu,
-    usage: records.add,
+    usage: access
+      ? (record) => {
+          records.add(record);
+          access.add(record);
+        }
+      : records.add,
     admissions,
   });
   let drainingSince: number | null = null;
@@ -107,24 +116,37 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     accounting: usage,
     admission: admissions ? system.ref(ADMISSION) : null,
   });
-  const url = await listen(dataPort.server, config.listen, 'listen');
-  const adminUrl = await listen(adminPort, config.admin_listen, 'admin_listen');
+  const graceMs = config.runtime.shutdown_timeout_ms;
+  const stop = async (): Promise<void> => {
+    drainingSince = Date.now();
+    // The admin port stays up through the drain, so that it can be watched (/health).
+    await drain(dataPort.server, graceMs, () => {
+      const cut = dataPort.cutAll(new LlmgwError('LLMGW_SHUTTING_DOWN', `the server is shutting down and its grace period of ${graceMs} ms (runtime.shutdown_timeout_ms) is over; retry`));
+      if (cut > 0) log.warn('shutdown grace period over: requests still in flight were cut', { cut, graceMs });
+    });
+    await drain(adminPort, 1_000);
+    records.flush();
+    access?.flush();
+    await system.shutdown();
+    await table.close();
+  };
+  let url: string;
+  let adminUrl: string;
+  try {
+    url = await listen(dataPort.server, config.listen, { key: 'listen', also: ['--listen', 'LLMGW_LISTEN'] });
+    adminUrl = await listen(adminPort, config.admin_listen, { key: 'admin_listen', also: ['--admin-listen', 'LLMGW_ADMIN_LISTEN'] });
+  } catch (err) {
+    // A port that cannot open must not leave the threads and pollers running: they
+    // would keep a process that serves nothing alive.
+    await stop();
+    throw err;
+  }
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
-      const graceMs = config.runtime.shutdown_timeout_ms;
-      drainingSince = Date.now();
       log.info('shutting down: refusing new connections, letting requests in flight finish', { inFlight: dataPort.inFlight(), graceMs });
-      // The admin port stays up through the drain, so that it can be watched (/health).
-      await drain(dataPort.server, graceMs, () => {
-        const cut = dataPort.cutAll(new LlmgwError('LLMGW_SHUTTING_DOWN', `the server is shutting down and its grace period of ${graceMs} ms (runtime.shutdown_timeout_ms) is over; retry`));
-        if (cut > 0) log.warn('shutdown grace period over: requests still in flight were cut', { cut, graceMs });
-      });
-      await drain(adminPort, 1_000);
-      records.flush();
-      await system.shutdown();
-      await table.close();
+      await stop();
       log.info('stopped');
     })());
   return { url, adminUrl, system, close };
@@ -132,9 +154,11 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
 
 /** Runs the server until SIGTERM or SIGINT, then shuts down in order and exits. */
 export async function runServer(flags: ServerFlags): Promise<void> {
+  process.title = 'llmgw server';
   const server = await startServer(flags);
-  // One line on stdout that scripts and specs wait for.
+  // One line on stdout that scripts and specs wait for; the same as a log line for collectors.
   process.stdout.write(`llmgw server listening on ${server.url} (admin ${server.adminUrl})\n`);
+  log.info('listening', { url: server.url, admin: server.adminUrl, pid: process.pid });
   stopOnSignals(() => server.close(), log);
 }
 
@@ -165,6 +189,22 @@ async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, 
       log.info('simulated engine started', { endpoint: id, url });
     }
   }
+}
+
+/**
+ * A model placed only by its profiles has no engine yet: the config is valid (placement
+ * will serve it), but until then its requests get 503s, which an operator should hear of.
+ */
+function warnUnserved(table: EndpointTable, config: Config, configPath: string | undefined): void {
+  config.models.forEach((m, i) => {
+    if (table.all().some((e) => e.models.includes(m.name))) return;
+    log.warn('model served by no endpoint', {
+      model: m.name,
+      source: configPath ?? (process.env.LLMGW_CONFIG || DEFAULT_CONFIG_SOURCE),
+      path: `models[${i}]`,
+      reason: 'only its profiles name it and no replica is placed yet; requests for it get 503 until an endpoint or a simulate entry serves it',
+    });
+  });
 }
 
 async function startPollers(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {

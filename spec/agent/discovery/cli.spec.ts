@@ -54,6 +54,12 @@ test('end to end: a missing nvidia-smi exits 1 and says to pass --no-gpu; --no-g
   assert.equal(JSON.parse(noGpu.stdout), { gpus: [], hcas: [], nvlinkDomains: [], fabrics: [], warnings: [] });
 });
 
+test('end to end: an --ib-root that does not exist is an error, not a node without adapters', async () => {
+  const r = await runCli(['agent', 'inventory', '--no-gpu', '--ib-root', '/nonexistent/sys/class/infiniband']);
+  assert.is(r.code, 1);
+  assert.is(r.stderr, 'llmgw agent inventory: InfiniBand root /nonexistent/sys/class/infiniband does not exist: check --ib-root (normally /sys/class/infiniband; an empty directory means no adapters)\n');
+});
+
 test('the table: GPUs, then adapters and ports, then problems, then warnings', async () => {
   const r = await inProcess(['agent', 'inventory', ...on('foreign-process')]);
   assert.is(r.code, 0);

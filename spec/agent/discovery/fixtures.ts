@@ -1,6 +1,6 @@
 // Paths into spec/fixtures/hardware. tsc does not copy non-TS files into dist, so the
 // fixtures are read from the source tree: dist/spec/agent/discovery → the repo root.
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +12,15 @@ export type Case = (typeof CASES)[number];
 
 /** The fixture's executable stand-in for nvidia-smi. */
 export const smiOf = (c: Case): string => join(FIXTURES, c, 'nvidia-smi');
-/** The fixture's stand-in for /sys/class/infiniband (absent for nodes without IB). */
-export const ibRootOf = (c: Case): string => join(FIXTURES, c, 'sys');
+let emptyIbRoot: string | undefined;
+/**
+ * The fixture's stand-in for /sys/class/infiniband; for a node without IB (no `sys` in
+ * the fixture) an empty directory, since a given root that does not exist is an error.
+ */
+export const ibRootOf = (c: Case): string => {
+  const root = join(FIXTURES, c, 'sys');
+  return existsSync(root) ? root : (emptyIbRoot ??= mkdtempSync(join(tmpdir(), 'llmgw-no-ib-')));
+};
 /** One of the captured outputs of a fixture. */
 export const readFixture = (c: Case, file: 'query-gpu.csv' | 'query-compute-apps.csv' | 'topo-m.txt'): string => readFileSync(join(FIXTURES, c, file), 'utf8');
 

@@ -20,7 +20,9 @@ export { checkOverrides, deriveGpuClass, modelToken, overrideFor } from './gpu-c
 export type { ClassOverrides } from './gpu-class.js';
 export { UNACCOUNTED_MEMORY_TOLERANCE_MIB, gpuProblems } from './health.js';
 export type { HealthInput } from './health.js';
-export { SYSFS_INFINIBAND, discoverHcas, isPortActive, parseEnumerated, parseLid, parseLinkLayer, parseNumaNode, parseRate } from './infiniband.js';
+export { SYSFS_INFINIBAND, checkIbRoot, discoverHcas, isPortActive, parseEnumerated, parseLid, parseLinkLayer, parseNumaNode, parseRate } from './infiniband.js';
 export type { DiscoveredHca, IbDiscovery, IbPort, LinkLayer } from './infiniband.js';
 export { resolveFabrics } from './fabrics.js';
 export type { FabricAttachment, FabricConfig, FabricProblem, FabricResult, FabricWarning } from './fabrics.js';
+export { FLAG_KNOBS, configKnobs } from './knobs.js';
+export type { DiscoveryKnobs } from './knobs.js';

@@ -103,6 +103,22 @@ async function readPort(dir: string, port: number): Promise<IbPort> {
 }
 
 /**
+ * Refuses an InfiniBand root that does not exist unless it is the default: only the
+ * kernel's own directory is absent for a good reason (no InfiniBand driver loaded); any
+ * other path that is missing is a typo, which must not read as "no adapters". An
+ * existing, empty directory is a node without adapters.
+ */
+export async function checkIbRoot(root: string, knob: string): Promise<void> {
+  if (root === SYSFS_INFINIBAND) return;
+  const st = await stat(root).catch((err: NodeJS.ErrnoException) => err);
+  if (st instanceof Error) {
+    const why = st.code === 'ENOENT' ? 'does not exist' : `cannot be read (${st.code ?? st.message})`;
+    throw new LlmgwError('LLMGW_DISCOVERY_FAILED', `InfiniBand root ${root} ${why}: check ${knob} (normally ${SYSFS_INFINIBAND}; an empty directory means no adapters)`, { root });
+  }
+  if (!st.isDirectory()) throw new LlmgwError('LLMGW_DISCOVERY_FAILED', `InfiniBand root ${root} is not a directory: check ${knob} (normally ${SYSFS_INFINIBAND})`, { root });
+}
+
+/**
  * Every adapter under `root` (default /sys/class/infiniband), sorted by name, ports
  * sorted by number. No such directory is normal, not an error: a node without
  * InfiniBand is a single-node island. A root that exists but cannot be read is an

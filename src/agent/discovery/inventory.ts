@@ -20,6 +20,7 @@ import {
   type SmiGpu,
   type Topology,
 } from './nvidia-smi.js';
+import { FLAG_KNOBS, type DiscoveryKnobs } from './knobs.js';
 
 export interface Gpu {
   readonly index: number;
@@ -73,6 +74,8 @@ export interface DiscoverOptions {
   readonly fabrics?: FabricConfig;
   /** Per nvidia-smi call. */
   readonly timeoutMs?: number;
+  /** How the caller sets these inputs, for failures (default: the `agent inventory` flags). */
+  readonly knobs?: DiscoveryKnobs;
 }
 
 /** Outputs of the three nvidia-smi calls; the last two may have failed without failing discovery. */
@@ -92,14 +95,14 @@ export interface SmiOutputs {
 export async function discoverInventory(opts: DiscoverOptions): Promise<Inventory> {
   let smi: SmiOutputs | null = null;
   if (!opts.noGpu) {
-    const run = (args: readonly string[]): Promise<string> => runNvidiaSmi(opts.nvidiaSmi, args, opts.timeoutMs);
+    const run = (args: readonly string[]): Promise<string> => runNvidiaSmi(opts.nvidiaSmi, args, opts.timeoutMs, opts.knobs);
     const soft = (args: readonly string[]): Promise<string | { error: string }> => run(args).catch((err: unknown) => ({ error: LlmgwError.from(err).message }));
     const gpuQuery = await run(GPU_QUERY_ARGS);
     const [computeApps, topology] = await Promise.all([soft(COMPUTE_APPS_ARGS), soft(TOPOLOGY_ARGS)]);
     smi = { gpuQuery, computeApps, topology };
   }
   const ib = await discoverHcas(opts.ibRoot);
-  return assembleInventory({ smi, nvidiaSmi: opts.nvidiaSmi, hcas: ib.hcas, ibWarnings: ib.warnings, ours: opts.ours, classOverrides: opts.classOverrides, fabrics: opts.fabrics });
+  return assembleInventory({ smi, nvidiaSmi: opts.nvidiaSmi, knobs: opts.knobs, hcas: ib.hcas, ibWarnings: ib.warnings, ours: opts.ours, classOverrides: opts.classOverrides, fabrics: opts.fabrics });
 }
 
 export interface AssembleInput {
@@ -107,6 +110,7 @@ export interface AssembleInput {
   readonly smi: SmiOutputs | null;
   /** For messages only. */
   readonly nvidiaSmi?: string;
+  readonly knobs?: DiscoveryKnobs | undefined;
   readonly hcas: readonly DiscoveredHca[];
   readonly ibWarnings?: readonly string[];
   readonly ours?: ReadonlySet<number> | undefined;
@@ -123,7 +127,7 @@ export function assembleInventory(input: AssembleInput): Inventory {
   if (input.smi) {
     const parsed = parseGpuQuery(input.smi.gpuQuery);
     if (parsed.length === 0) {
-      throw new LlmgwError('LLMGW_DISCOVERY_FAILED', `nvidia-smi${input.nvidiaSmi ? ` (${input.nvidiaSmi})` : ''} lists no GPUs: pass --no-gpu on a node without GPUs, or check that the driver sees them`);
+      throw new LlmgwError('LLMGW_DISCOVERY_FAILED', `nvidia-smi${input.nvidiaSmi ? ` (${input.nvidiaSmi})` : ''} lists no GPUs: ${(input.knobs ?? FLAG_KNOBS).noGpu} on a node without GPUs, or check that the driver sees them`);
     }
     warnings.push(...checkOverrides(input.classOverrides, parsed));
 

@@ -4,6 +4,7 @@
 // (spec/fixtures/hardware) rather than by a GPU.
 import { execFile } from 'node:child_process';
 import { LlmgwError } from '../../errors.js';
+import { FLAG_KNOBS, type DiscoveryKnobs } from './knobs.js';
 
 /** The columns asked of `--query-gpu`, in the order they come back. */
 export const GPU_QUERY_FIELDS = [
@@ -298,7 +299,7 @@ export const DEFAULT_SMI_TIMEOUT_MS = 30_000;
  * LLMGW_DISCOVERY_FAILED that says what to do: missing binary, not executable,
  * hung driver, non-zero exit (whose reason nvidia-smi prints on stdout).
  */
-export function runNvidiaSmi(binary: string, args: readonly string[], timeoutMs = DEFAULT_SMI_TIMEOUT_MS): Promise<string> {
+export function runNvidiaSmi(binary: string, args: readonly string[], timeoutMs = DEFAULT_SMI_TIMEOUT_MS, knobs: DiscoveryKnobs = FLAG_KNOBS): Promise<string> {
   const where = binary.includes('/') ? `at ${binary}` : `on PATH (as ${binary})`;
   const cmd = `${binary} ${args.join(' ')}`;
   return new Promise((resolve, reject) => {
@@ -306,7 +307,7 @@ export function runNvidiaSmi(binary: string, args: readonly string[], timeoutMs 
       if (!err) return resolve(stdout);
       const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null; code?: string | number | null };
       if (e.code === 'ENOENT') {
-        return reject(new LlmgwError('LLMGW_DISCOVERY_FAILED', `nvidia-smi not found ${where}: pass --no-gpu on a node without GPUs, or --nvidia-smi with its path`, { binary }));
+        return reject(new LlmgwError('LLMGW_DISCOVERY_FAILED', `nvidia-smi not found ${where}: ${knobs.noGpu} on a node without GPUs, or ${knobs.nvidiaSmi}`, { binary }));
       }
       if (e.code === 'EACCES') {
         return reject(new LlmgwError('LLMGW_DISCOVERY_FAILED', `nvidia-smi ${where} is not executable: check its permissions`, { binary }));

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { LlmgwError } from '../../errors.js';
-import { DEFAULT_NVIDIA_SMI, SYSFS_INFINIBAND, discoverInventory, type FabricConfig, type Inventory } from '../../agent/discovery/index.js';
+import { DEFAULT_NVIDIA_SMI, FLAG_KNOBS, SYSFS_INFINIBAND, checkIbRoot, discoverInventory, type FabricConfig, type Inventory } from '../../agent/discovery/index.js';
 
 /** `llmgw agent inventory`: what the scheduler would see on this node. */
 export class AgentInventoryCommand extends Command {
@@ -39,6 +39,7 @@ export class AgentInventoryCommand extends Command {
     }
     let inv: Inventory;
     try {
+      await checkIbRoot(this.ibRoot, FLAG_KNOBS.ibRoot);
       inv = await discoverInventory({ nvidiaSmi: this.nvidiaSmi, ibRoot: this.ibRoot, noGpu: this.noGpu, fabrics });
     } catch (err) {
       const e = LlmgwError.from(err, 'LLMGW_DISCOVERY_FAILED');

@@ -2,6 +2,9 @@ import { Command, Option } from 'clipanion';
 import { LlmgwError } from '../../errors.js';
 import { parseHostPort } from '../../net/host-port.js';
 
+const ROLES = 'server, agent, sim';
+const DEFAULT_SIM_LISTEN = '127.0.0.1:8000';
+
 /** `llmgw run --role=server|agent|sim`: one binary, one role per process. */
 export class RunCommand extends Command {
   static override paths = [['run']];
@@ -22,7 +25,8 @@ export class RunCommand extends Command {
     ],
   });
 
-  role = Option.String('--role', { required: true, description: 'server, agent or sim' });
+  // Not `required` for clipanion: its error for a missing option is "Command not found".
+  role = Option.String('--role', { description: 'server, agent or sim (required)' });
   config = Option.String('--config', { description: 'server: YAML config file (default: the embedded default); agent: agent.yaml (default: all defaults)' });
   listen = Option.String('--listen', { description: 'HOST:PORT to serve on (server: the data port; agent: the control interface)' });
   adminListen = Option.String('--admin-listen', { description: 'server: HOST:PORT of the admin port' });
@@ -43,8 +47,10 @@ export class RunCommand extends Command {
           return await this.runAgent();
         case 'sim':
           return await this.runSim();
+        case undefined:
+          throw new LlmgwError('LLMGW_INVALID_REQUEST', `--role is required: one of ${ROLES} (e.g. llmgw run --role=server)`);
         default:
-          throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected server, agent or sim`);
+          throw new LlmgwError('LLMGW_INVALID_REQUEST', `unknown role '${this.role}': expected one of ${ROLES}`);
       }
     } catch (err) {
       const e = LlmgwError.from(err);
@@ -68,10 +74,12 @@ export class RunCommand extends Command {
   private async runSim(): Promise<number> {
     if (!this.model) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--model is required with --role=sim');
     const { runSim } = await import('../../roles/sim.js');
-    const { host, port } = parseHostPort(this.listen ?? '127.0.0.1:8000', '--listen');
+    const listen = this.listen ?? DEFAULT_SIM_LISTEN;
+    const { host, port } = parseHostPort(listen, '--listen');
     const flavor = this.flavor ?? 'vllm';
     if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
-    await runSim({
+    await runSim(
+      {
       host,
       port,
       model: this.model,
@@ -81,7 +89,9 @@ export class RunCommand extends Command {
       maxNumSeqs: integer(this.maxNumSeqs, '--max-num-seqs'),
       numGpuBlocks: integer(this.numGpuBlocks, '--num-gpu-blocks'),
       maxModelLen: integer(this.maxModelLen, '--max-model-len'),
-    });
+      },
+      listen,
+    );
     return await waitForever();
   }
 }

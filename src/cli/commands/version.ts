@@ -2,7 +2,7 @@ import { Command } from 'clipanion';
 import { VERSION } from '../../version.js';
 
 export class VersionCommand extends Command {
-  static override paths = [['version']];
+  static override paths = [['version'], ['--version'], ['-v']];
   static override usage = Command.Usage({ description: 'Print the llmgw version' });
 
   override async execute(): Promise<number> {
