@@ -1,0 +1,154 @@
+// Every command the README shows, run as written from the clone: a new user copies
+// them first, so one that fails is the first thing they meet. Commands are taken from
+// the README itself (```sh blocks, and inline code that starts with `npx llmgw` or
+// `curl`); the few that cannot run here are listed below with the reason, so a new
+// command is either run by this spec or consciously left out.
+
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as assert from 'uvu/assert';
+import { suite } from './support/uvu.js';
+
+const test = suite('README commands, as written');
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const README = readFileSync(new URL('README.md', `file://${ROOT}/`), 'utf8');
+
+/** Commands that are not run here, and why. */
+const NOT_RUN: Record<string, string> = {
+  'npm ci && npm start': 'the embedded default on fixed ports; spec/roles/start-stop runs npm start',
+  'npm ci && npm test': 'this very suite',
+  'npx llmgw …': 'an ellipsis, not a command',
+  'npx llmgw ctl': 'the name of the command family',
+  'npx llmgw run --role=agent': 'needs a GPU node (nvidia-smi); spec/roles/agent runs the agent on fixtures',
+  'npx llmgw run --role=agent --config agent.yaml': 'needs a GPU node (nvidia-smi); spec/roles/agent runs the agent on fixtures',
+  'npx llmgw run --role=server --config llmgw.yaml': "the README's example config names engines on other hosts",
+  'npx llmgw ctl actors [--admin URL|HOST:PORT] [--token TOKEN] [--json]': 'a synopsis with placeholders; ctl actors is run bare',
+  'npx llmgw run --role=sim': 'the bare role name; the sim line with its flags is run',
+};
+/** Placeholders given a real value, the way a reader fills them in. */
+const FILLED: Record<string, string> = {
+  'npx llmgw config check --config FILE': 'npx llmgw config check --config examples/llmgw.yaml',
+};
+
+function commands(): string[] {
+  const found = new Set<string>();
+  for (const [, block] of README.matchAll(/```sh\n([\s\S]*?)```/g)) for (const line of block!.split('\n')) if (line.trim() !== '') found.add(line.trim());
+  for (const [, span] of README.matchAll(/`([^`\n]+)`/g)) if (span!.startsWith('npx llmgw') || span!.startsWith('curl ')) found.add(span!);
+  return [...found].sort();
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `line` with sh in the clone, as a reader would paste it. */
+function sh(line: string, env: Record<string, string> = {}): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', line], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts a long-running command and resolves with the first stdout line matching `ready`, and a stop. */
+function start(line: string, ready: RegExp, env: Record<string, string>): Promise<{ match: RegExpMatchArray; stop: () => Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    // exec: the signal reaches the command itself, not the shell.
+    const child = spawn('sh', ['-c', `exec ${line}`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    const stop = async (): Promise<void> => {
+      child.kill('SIGTERM');
+      await exited;
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
+    const timer = setTimeout(() => void stop().then(() => reject(new Error(`${line}: not ready within 30 s\n${out}\n${err}`))), 30_000);
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = out.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ match, stop });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${line}: exited (${code}) before it was ready\n${out}\n${err}`));
+    });
+  });
+}
+
+test('every command is run here or named with the reason it is not', () => {
+  const unknown = commands().filter((c) => !(c in NOT_RUN) && !RUNNERS.some((r) => r.match(c)));
+  assert.equal(unknown, [], 'commands the README shows that this spec neither runs nor names');
+  const gone = Object.keys(NOT_RUN).filter((c) => !commands().includes(c));
+  assert.equal(gone, [], 'commands named here that the README no longer shows');
+});
+
+interface Runner {
+  match: (cmd: string) => boolean;
+  run: (cmd: string, ctx: { data: string; admin: string }) => Promise<void>;
+}
+
+const oneShot = (check: (r: Ran) => void): Runner['run'] => async (cmd, ctx) => {
+  const line = (FILLED[cmd] ?? cmd).replaceAll('localhost:4000', ctx.data).replaceAll('127.0.0.1:4000', ctx.data);
+  const r = await sh(line, { LLMGW_ADMIN: `http://${ctx.admin}` });
+  assert.is(r.code, 0, `${line}\n${r.stdout}\n${r.stderr}`);
+  check(r);
+};
+
+const RUNNERS: Runner[] = [
+  { match: (c) => c === 'npx llmgw --help', run: oneShot((r) => assert.match(r.stdout, /llmgw run/)) },
+  { match: (c) => c === 'npx llmgw --version' || c === 'npx llmgw version', run: oneShot((r) => assert.match(r.stdout, /^llmgw \d+\.\d+\.\d+/)) },
+  { match: (c) => c === 'npx llmgw config schema', run: oneShot((r) => assert.ok((JSON.parse(r.stdout) as { $schema?: string }).$schema)) },
+  { match: (c) => c in FILLED, run: oneShot(() => {}) },
+  { match: (c) => /^npx llmgw ctl (actors|admission|endpoints)$/.test(c), run: oneShot((r) => assert.ok(r.stdout.length > 0)) },
+  { match: (c) => c.startsWith('curl '), run: oneShot((r) => assert.match(r.stdout, /"choices"/)) },
+  {
+    match: (c) => c.startsWith('npx llmgw run --role=sim --listen'),
+    run: async (cmd) => {
+      // The README's port may be taken on a developer's machine: any free one will do.
+      const sim = await start(cmd.replace(/--listen \S+/, '--listen 127.0.0.1:0'), /listening on (http:\S+)/, {});
+      try {
+        const res = await fetch(`${sim.match[1]}/v1/models`);
+        assert.is(res.status, 200);
+      } finally {
+        await sim.stop();
+      }
+    },
+  },
+  // Started by the test below; every other command runs against it.
+  { match: (c) => c === 'npx llmgw run --role=server', run: async () => {} },
+];
+
+test('each runnable command succeeds against the embedded default started as the README says', async () => {
+  const server = await start('npx llmgw run --role=server', /listening on http:\/\/(\S+) \(admin http:\/\/(\S+)\)/, {
+    LLMGW_LISTEN: '127.0.0.1:0',
+    LLMGW_ADMIN_LISTEN: '127.0.0.1:0',
+  });
+  const ctx = { data: server.match[1]!, admin: server.match[2]! };
+  let ran = 0;
+  try {
+    for (const cmd of commands()) {
+      const runner = RUNNERS.find((r) => r.match(cmd));
+      if (!runner) continue;
+      await runner.run(cmd, ctx);
+      ran++;
+    }
+  } finally {
+    await server.stop();
+  }
+  assert.ok(ran >= 10, `ran ${ran} commands`);
+});
+
+test.run();
