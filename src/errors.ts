@@ -107,6 +107,8 @@ function openaiCode(err: LlmgwError): string {
       return 'model_not_found';
     case 'LLMGW_UNAUTHORIZED':
       return 'invalid_api_key';
+    case 'LLMGW_CONTEXT_TOO_LONG':
+      return 'context_length_exceeded';
     default:
       return err.code.slice('LLMGW_'.length).toLowerCase();
   }
