@@ -16,6 +16,7 @@ import { forward, type Outcome } from './forward.js';
 import { promptText, sessionKey } from './prompt.js';
 import { discardBody, readBody } from './read-body.js';
 import { sendError, sendJson } from './respond.js';
+import { maxTokensFault, parseRequestBody, validateRequest } from './validation/index.js';
 
 export interface DataPortOptions {
   catalog: Catalog;
@@ -103,25 +104,19 @@ export function createDataPort(opts: DataPortOptions): Server {
       await discardBody(req, DISCARD_MAX_BYTES, DISCARD_MAX_MS);
       return refuse(LlmgwError.from(err), null, { connection: 'close' });
     }
-    let body: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(raw.toString('utf8'));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', 'the request body is not a JSON object; send Content-Type: application/json with a JSON object body'));
-    }
+    const parsed = parseRequestBody(raw, req.headers['content-type']);
+    if (!('body' in parsed)) return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', parsed.message), parsed.param);
+    const body = parsed.body;
     if (typeof body.model === 'string') record.modelAsked = body.model;
-    if (typeof body.model !== 'string' || body.model === '') {
-      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', "the request has no 'model'; name one of GET /v1/models"), 'model');
-    }
-    if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-      return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', `'stream' must be true or false, not ${JSON.stringify(body.stream)}`), 'stream');
-    }
-    const entry = opts.catalog.resolve(body.model);
+    const fault = validateRequest(path, body);
+    if (fault) return refuse(new LlmgwError('LLMGW_INVALID_REQUEST', fault.message), fault.param);
+    const model = body.model as string;
+    const entry = opts.catalog.resolve(model);
     if (!entry) {
-      return refuse(new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${body.model}' does not exist; available: ${opts.catalog.names().join(', ')}`), 'model');
+      return refuse(new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${model}' does not exist; available: ${opts.catalog.names().join(', ')}`), 'model');
     }
+    const tooLong = path === '/v1/embeddings' ? null : maxTokensFault(body, opts.table.maxModelLen(entry.name));
+    if (tooLong) return refuse(new LlmgwError('LLMGW_CONTEXT_TOO_LONG', tooLong.message), tooLong.param);
     const asked = req.headers[PROFILE_HEADER];
     const profileName = typeof asked === 'string' && asked !== '' ? asked : opts.modelProfiles.get(entry.name) ?? router.default_profile;
     const profile = opts.profiles.get(profileName);
