@@ -33,6 +33,8 @@ export class RunCommand extends Command {
   maxNumSeqs = Option.String('--max-num-seqs', { description: 'sim: most sequences in one batch (default 256)' });
   numGpuBlocks = Option.String('--num-gpu-blocks', { description: 'sim: KV cache size in blocks of 16 tokens' });
   maxModelLen = Option.String('--max-model-len', { description: 'sim: longest prompt + completion in tokens' });
+  fragile = Option.Boolean('--fragile', false, { description: 'sim: exit on a request whose standard fields have wrong types or ranges, as a careless engine would (for testing what stands in front of it)' });
+  poisonMarker = Option.String('--poison-marker', { description: 'sim: with --fragile, also exit on a valid request whose prompt contains this text' });
 
   override async execute(): Promise<number> {
     try {
@@ -69,6 +71,7 @@ export class RunCommand extends Command {
     if (!this.model) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--model is required with --role=sim');
     const { startSimEngine } = await import('../../sim/index.js');
     const { host, port } = parseHostPort(this.listen ?? '127.0.0.1:8000', '--listen');
+    if (this.poisonMarker !== undefined && (!this.fragile || this.poisonMarker === '')) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--poison-marker needs --fragile and a non-empty text');
     const flavor = this.flavor ?? 'vllm';
     if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
     const sim = await startSimEngine({
@@ -81,6 +84,7 @@ export class RunCommand extends Command {
       maxNumSeqs: integer(this.maxNumSeqs, '--max-num-seqs'),
       numGpuBlocks: integer(this.numGpuBlocks, '--num-gpu-blocks'),
       maxModelLen: integer(this.maxModelLen, '--max-model-len'),
+      fragile: this.fragile ? { poisonMarker: this.poisonMarker ?? null } : undefined,
     });
     // One line on stdout that scripts and specs wait for.
     this.context.stdout.write(`llmgw sim ${this.model} listening on ${sim.url}\n`);
