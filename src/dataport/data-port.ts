@@ -12,6 +12,7 @@ import type { Scheduler } from '../router/scheduler/scheduler.js';
 import type { Profile, RouteRequest } from '../router/scheduler/types.js';
 import type { CpuRunner } from '../runtime/index.js';
 import { hashPrefix } from '../tasks/prefix-hash.js';
+import { answerClientError } from './client-error.js';
 import { forward, type Outcome } from './forward.js';
 import { promptText, sessionKey } from './prompt.js';
 import { discardBody, readBody } from './read-body.js';
@@ -331,13 +332,15 @@ export function createDataPort(opts: DataPortOptions): Server {
     }
   };
 
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const arrived = performance.now();
     handle(req, res, arrived).catch((err: unknown) => {
       log.error('request failed', { error: err });
       sendError(res, LlmgwError.from(err));
     });
   });
+  server.on('clientError', answerClientError);
+  return server;
 }
 
 function requestIdOf(req: IncomingMessage): string {
