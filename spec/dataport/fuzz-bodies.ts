@@ -110,6 +110,7 @@ function oddValue(r: Rng): unknown {
     () => [{ role: 'user' }],
     () => [{ role: 'nobody', content: 'x' }],
     () => [{ role: 'user', content: [{ type: 'text', text: 5 }] }],
+    () => [{ role: 'user', content: [{ type: 'text' }, { type: 'image_url' }] }],
     () => [{ type: 'function', function: { name: 7 } }],
   ])();
 }

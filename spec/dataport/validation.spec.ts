@@ -62,6 +62,7 @@ test('each kind of fault names the field it is in, as the OpenAI param', () => {
     [chat({ messages: [{ role: 'user', content: 3 }] }), 'messages[0].content'],
     [chat({ messages: [{ role: 'user', content: [{ text: 'x' }] }] }), 'messages[0].content[0].type'],
     [chat({ messages: [{ role: 'user', content: [{ type: 'text', text: 3 }] }] }), 'messages[0].content[0].text'],
+    [chat({ messages: [{ role: 'user', content: [{ type: 'text' }] }] }), 'messages[0].content[0].text'],
     [chat({ messages: [{ role: 'user', content: 'a', name: 3 }] }), 'messages[0].name'],
     [chat({ messages: [{ role: 'tool', content: 'x' }] }), 'messages[0].tool_call_id'],
     [chat({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] }] }), 'messages[0].tool_calls[0].function.arguments'],

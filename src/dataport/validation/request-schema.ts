@@ -42,18 +42,22 @@ const tokenIds: Schema = { type: 'array', minItems: 1, items: tokenId, expected:
 
 /** string | string[] | number[] | number[][], each non-empty: prompt and input. */
 const textOrTokens = anyOf(
-    'a non-empty string, an array of non-empty strings, an array of token ids or an array of arrays of token ids',
-    nonEmptyString,
-    { type: 'array', minItems: 1, items: nonEmptyString },
-    tokenIds,
-    { type: 'array', minItems: 1, items: tokenIds },
-  );
+  'a non-empty string, an array of non-empty strings, an array of token ids or an array of arrays of token ids',
+  nonEmptyString,
+  { type: 'array', minItems: 1, items: nonEmptyString },
+  tokenIds,
+  { type: 'array', minItems: 1, items: tokenIds },
+);
 
 const stop = anyOf('a string or an array of at most 4 strings', { type: nullable('string') }, { type: 'array', maxItems: 4, items: { type: 'string' } });
 
 const textPart = obj({ type: { const: 'text' }, text: reqStr }, ['type', 'text'], 'a text part');
 /** Parts other than text (images, audio, files, video) carry engine-specific payloads: only their `type` is typed. */
-const contentPart = obj({ type: { type: 'string', expected: 'a string naming the part type' }, text: reqStr }, ['type'], "a content part (an object with a 'type')");
+const contentPart = {
+  ...obj({ type: { type: 'string', expected: 'a string naming the part type' }, text: reqStr }, ['type'], "a content part (an object with a 'type')"),
+  if: { properties: { type: { const: 'text' } } },
+  then: { required: ['text'] },
+};
 const content = (required: boolean, parts: Schema): Schema =>
   anyOf(
     `a string or an array of content parts${required ? '' : ', or null'}`,

@@ -51,6 +51,8 @@ interface Context {
 }
 
 function faultOf(e: ErrorObject, before: readonly ErrorObject[], ctx: Context): RequestFault {
+  // A failed `then` reports itself after the error that made it fail: that one says what.
+  if (e.keyword === 'if' && before.length > 0) return faultOf(before[before.length - 1]!, before.slice(0, -1), ctx);
   if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
     // When one branch got past the value's own type and failed further in, that
     // failure is the useful one (`stop[1] must be a string`, not "stop must be …").
