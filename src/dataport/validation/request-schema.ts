@@ -5,9 +5,9 @@
 // `expected` is an annotation read back when a value fails: it becomes the message.
 
 /** Most tokens a request may ask for, whatever the model; the model's own limit is checked against its engines. */
-export const MAX_TOKENS_BOUND = 16_777_216;
+const MAX_TOKENS_BOUND = 16_777_216;
 /** Choices per prompt, as the OpenAI API bounds it. */
-export const MAX_N = 128;
+const MAX_N = 128;
 /** Largest token id accepted in a prompt or a logit_bias key: int32, as engines store them. */
 const MAX_TOKEN_ID = 2_147_483_647;
 
