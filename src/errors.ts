@@ -20,6 +20,9 @@ const CODES = {
   // data port / engines
   LLMGW_INVALID_REQUEST: { status: 400, type: 'invalid_request_error' },
   LLMGW_BODY_TOO_LARGE: { status: 413, type: 'invalid_request_error' },
+  // data port: what node:http cannot parse as a request
+  LLMGW_HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error' },
+  LLMGW_REQUEST_TIMEOUT: { status: 408, type: 'invalid_request_error' },
   LLMGW_MODEL_NOT_FOUND: { status: 404, type: 'invalid_request_error' },
   LLMGW_NOT_FOUND: { status: 404, type: 'invalid_request_error' },
   LLMGW_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },
@@ -111,6 +114,8 @@ function openaiCode(err: LlmgwError): string {
       return 'model_not_found';
     case 'LLMGW_UNAUTHORIZED':
       return 'invalid_api_key';
+    case 'LLMGW_CONTEXT_TOO_LONG':
+      return 'context_length_exceeded';
     default:
       return err.code.slice('LLMGW_'.length).toLowerCase();
   }

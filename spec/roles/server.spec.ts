@@ -102,10 +102,10 @@ test('concurrent requests are spread over both simulated engines by their in-fli
 
 test('bad requests get OpenAI-shaped errors and the server keeps serving', async () => {
   const cases: [string, string, number, RegExp][] = [
-    ['malformed JSON', '{"model": "llama", ', 400, /not a JSON object/],
-    ['no model', '{"messages": []}', 400, /has no 'model'/],
-    ['unknown model', '{"model": "gpt-9", "messages": []}', 404, /'gpt-9' does not exist; available: llama-3\.1-8b, llama/],
-    ['stream not a boolean', '{"model": "llama", "stream": "yes", "messages": []}', 400, /'stream' must be true or false/],
+    ['malformed JSON', '{"model": "llama", ', 400, /not valid JSON/],
+    ['no model', '{"messages": [{"role": "user", "content": "hi"}]}', 400, /model is required/],
+    ['unknown model', '{"model": "gpt-9", "messages": [{"role": "user", "content": "hi"}]}', 404, /'gpt-9' does not exist; available: llama-3\.1-8b, llama/],
+    ['stream not a boolean', '{"model": "llama", "stream": "yes", "messages": [{"role": "user", "content": "hi"}]}', 400, /stream must be true or false/],
     ['body over the limit', JSON.stringify({ model: 'llama', prompt: 'x'.repeat(70_000) }), 413, /exceeds the limit of 65536 bytes/],
   ];
   for (const [what, body, status, message] of cases) {

@@ -40,7 +40,7 @@ test('an engine back after being down long enough to have restarted has its batc
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
   const probe = (ready: boolean, waiting: number, running: number, at: number) =>
-    table.apply({ id: 'a', ready, reason: ready ? null : 'down', models: ['m'], at, load: ready ? { waiting, running, kvUsage: 0.5 } : null, loadError: ready ? null : 'down' });
+    table.apply({ id: 'a', ready, reason: ready ? null : 'down', models: ['m'], maxModelLen: null, at, load: ready ? { waiting, running, kvUsage: 0.5 } : null, loadError: ready ? null : 'down' });
   probe(true, 3, 16, 1);
   probe(true, 2, 16, 2);
   assert.is(e.batchCapacity, 16, 'two scrapes in a row with requests waiting');
@@ -54,6 +54,25 @@ test('an engine back after being down long enough to have restarted has its batc
   assert.is(e.batchCapacity, null, 'back after 10 s down: forgotten');
   probe(true, 1, 8, 13_100);
   assert.is(e.batchCapacity, 8, 'and learnt again, smaller');
+  await table.close();
+});
+
+test("a model's context is the longest its ready endpoints listed; an engine down keeps what it said, but does not count", async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  table.add(spec('a', 1));
+  table.add(spec('b', 2));
+  const probe = (id: string, ready: boolean, maxModelLen: number | null) =>
+    table.apply({ id, ready, reason: ready ? null : 'down', models: ['m'], maxModelLen, at: 1, load: null, loadError: null });
+  assert.is(table.maxModelLen('m'), null, 'nothing listed yet');
+  probe('a', true, 4096);
+  probe('b', true, 32768);
+  assert.is(table.maxModelLen('m'), 32768);
+  probe('b', false, null);
+  assert.is(table.get('b')!.maxModelLen, 32768);
+  assert.is(table.maxModelLen('m'), 4096, 'only ready endpoints count');
+  probe('b', true, 8192);
+  assert.is(table.maxModelLen('m'), 8192, 'an engine back with another setting is believed');
+  assert.is(table.maxModelLen('other'), null);
   await table.close();
 });
 

@@ -34,7 +34,7 @@ test('a scrape is lined up with the requests around it: started after it are not
   start(at - 10); // an instant before: in flight, though the engine had not counted it yet
   start(at + 20); // after
   end(at + 30); // the one from at − 800
-  table.apply({ id: e.id, ready: true, reason: null, models: ['m'], at, load: { waiting: 0, running: 2, kvUsage: 0.1 }, loadError: null });
+  table.apply({ id: e.id, ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting: 0, running: 2, kvUsage: 0.1 }, loadError: null });
   assert.is(e.inflight, 3);
   assert.is(e.inflightAtLoad, 3, 'the long one, the one that ended later and the one sent an instant before');
   assert.is(occupancy(e, 'idle'), 2, 'the engine as it reported itself: one started and one ended since');

@@ -12,6 +12,7 @@ import type { PrefixIndex } from '../router/scheduler/prefix-index.js';
 import type { Scheduler } from '../router/scheduler/scheduler.js';
 import type { Profile } from '../router/scheduler/types.js';
 import type { CpuRunner } from '../runtime/index.js';
+import { answerClientError } from './client-error.js';
 import { buildModelRoutes } from './model-routes.js';
 import { compose } from './pipeline.js';
 import type { InferencePath, RequestContext } from './request-context.js';
@@ -74,7 +75,7 @@ export function createDataPort(opts: DataPortOptions): DataPort {
   const pipeline = compose([
     accountStage(opts.usage, active),
     parseStage(router.max_body_bytes),
-    resolveStage({ routes, profiles: opts.profiles, admission: router.admission, names }),
+    resolveStage({ routes, profiles: opts.profiles, admission: router.admission, names, table: opts.table }),
     admitStage(),
     scheduleStage({ table: opts.table, scheduler: opts.scheduler, prefixIndex: opts.prefixIndex, budget, maxAttempts: router.retries.max_attempts }, router.prefix, opts.cpu),
     forwardStage(router),
@@ -109,6 +110,9 @@ export function createDataPort(opts: DataPortOptions): DataPort {
       fail(res, err);
     }
   });
+
+  // What node:http cannot parse (a garbage request line, oversized headers, broken chunking) still gets the OpenAI shape.
+  server.on('clientError', answerClientError);
 
   return {
     server,

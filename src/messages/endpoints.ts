@@ -18,6 +18,8 @@ export interface EndpointProbe {
   reason: string | null;
   /** Model ids the endpoint's /v1/models listed. */
   models: string[];
+  /** The smallest `max_model_len` /v1/models lists for the served names; null when it lists none (not vLLM). */
+  maxModelLen: number | null;
   /** Wall-clock ms of the probe. */
   at: number;
   /** The engine's load from its /metrics, or null when the scrape failed (see loadError). */

@@ -22,6 +22,8 @@ export interface EndpointState extends EndpointSpec {
   ready: boolean;
   reason: string | null;
   probedAt: number | null;
+  /** The context length the engine serves its model with (vLLM's max_model_len), from its /v1/models; null until listed. */
+  maxModelLen: number | null;
   /** The engine's own last report, and when it was scraped; null until the first scrape. */
   load: EngineLoad | null;
   loadAt: number | null;
@@ -76,6 +78,7 @@ export class EndpointTable {
       ready: false,
       reason: 'not probed yet',
       probedAt: null,
+      maxModelLen: null,
       load: null,
       loadAt: null,
       loadError: null,
@@ -144,6 +147,8 @@ export class EndpointTable {
     e.ready = probe.ready;
     e.reason = probe.reason;
     e.probedAt = probe.at;
+    // Only a probe that read /v1/models knows; an engine down keeps what it last said.
+    if (probe.ready) e.maxModelLen = probe.maxModelLen;
     if (probe.load) {
       e.load = probe.load;
       e.loadAt = probe.at;
@@ -166,6 +171,15 @@ export class EndpointTable {
    */
   lease(ep: EndpointState, now: number): Lease {
     return new Lease(ep, now);
+  }
+
+  /** The longest context among the model's ready endpoints; null while none has listed one. */
+  maxModelLen(model: string): number | null {
+    let max: number | null = null;
+    for (const e of this.forModel(model)) {
+      if (e.ready && !e.draining && e.maxModelLen !== null && (max === null || e.maxModelLen > max)) max = e.maxModelLen;
+    }
+    return max;
   }
 
   get(id: string): EndpointState | undefined {

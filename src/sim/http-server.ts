@@ -11,7 +11,7 @@ import { LlmgwError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { SimEngine } from './engine.js';
 import type { SimFlavor, SimMetrics } from './metrics.js';
-import type { ServedModel } from './requests.js';
+import type { GenerationRequest, ServedModel } from './requests.js';
 import { parseChatRequest, parseCompletionRequest, parseTokenizeRequest } from './requests.js';
 import { respondGeneration } from './responder.js';
 
@@ -30,6 +30,18 @@ export interface SimHttpOptions {
   flavor: SimFlavor;
   seed: number;
   bodyLimitBytes?: number | undefined;
+  /** Trust the input as a careless engine would: see `crashOn`. */
+  fragile?: FragileOptions | undefined;
+}
+
+/**
+ * A fragile engine, for proving the gateway in front of it: a body whose standard fields
+ * have the wrong types or ranges crashes the engine instead of getting a 400, and so
+ * does a valid request whose prompt contains `poisonMarker` (a crash-on-input bug that
+ * no schema can catch).
+ */
+export interface FragileOptions {
+  poisonMarker: string | null;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -46,7 +58,8 @@ export function createSimHttpServer(o: SimHttpOptions): Server {
   const ctx = { engine: o.engine, model: o.model, engineSeed: o.seed };
 
   const generation = (parse: typeof parseChatRequest): Handler => async (req, res) => {
-    const gen = parse(await readJson(req, bodyLimit), served);
+    const body = await readJson(req, bodyLimit);
+    const gen = o.fragile ? crashOn(o.fragile, body, () => parse(body, served)) : parse(body, served);
     // The client left while we read its body: its 'close' has fired, nobody would abort.
     if (res.destroyed || res.closed || req.socket.destroyed) return;
     if (o.engine.isClosed) throw new LlmgwError('LLMGW_SHUTTING_DOWN', 'The engine is shutting down');
@@ -128,6 +141,26 @@ export function createSimHttpServer(o: SimHttpOptions): Server {
     run().catch((err: unknown) => sendError(res, err));
   });
   return server;
+}
+
+function crashOn(fragile: FragileOptions, body: unknown, parse: () => GenerationRequest): GenerationRequest {
+  let gen: GenerationRequest;
+  try {
+    gen = parse();
+  } catch (err) {
+    // A field of the wrong type or range; the engine's own semantic refusals (context too long, unknown model) stay 400s.
+    if (err instanceof LlmgwError && err.code === 'LLMGW_INVALID_REQUEST') crash(`a bad field: ${err.message}`);
+    throw err;
+  }
+  const b = body as { messages?: unknown; prompt?: unknown };
+  if (fragile.poisonMarker !== null && JSON.stringify(b.messages ?? b.prompt ?? '').includes(fragile.poisonMarker)) crash('a poisoned prompt');
+  return gen;
+}
+
+/** Exits at once, answering nothing, as a crashed engine does (70: EX_SOFTWARE). */
+function crash(why: string): never {
+  process.stderr.write(`fragile engine crashed on ${why}\n`);
+  process.exit(70);
 }
 
 /** vLLM's `type` for an error status (its `err_type` names). */

@@ -10,7 +10,7 @@ import { urlFor } from '../net/host-port.js';
 import type { EngineClock } from './clock.js';
 import type { StepModel } from './engine.js';
 import { SimEngine } from './engine.js';
-import { createSimHttpServer } from './http-server.js';
+import { createSimHttpServer, type FragileOptions } from './http-server.js';
 import type { SimFlavor } from './metrics.js';
 import { SimMetrics } from './metrics.js';
 
@@ -38,6 +38,8 @@ export interface SimEngineOptions {
   stepModel?: StepModel | undefined;
   /** Request bodies over this many bytes get a 413; default 32 MiB. */
   bodyLimitBytes?: number | undefined;
+  /** Crash on bad input instead of refusing it (`llmgw run --role=sim --fragile`); never in-process. */
+  fragile?: FragileOptions | undefined;
   /** For specs: drive the engine on a ManualClock. */
   clock?: EngineClock | undefined;
 }
@@ -68,7 +70,7 @@ export async function startSimEngine(o: SimEngineOptions): Promise<RunningSim> {
     throw invalid((err as Error).message);
   }
   const metrics = new SimMetrics(engine, { model: o.model, flavor: o.flavor });
-  const server = createSimHttpServer({ engine, metrics, model: o.model, flavor: o.flavor, seed: o.seed, bodyLimitBytes: o.bodyLimitBytes });
+  const server = createSimHttpServer({ engine, metrics, model: o.model, flavor: o.flavor, seed: o.seed, bodyLimitBytes: o.bodyLimitBytes, fragile: o.fragile });
   try {
     await listen(server, o.host, o.port);
   } catch (err) {

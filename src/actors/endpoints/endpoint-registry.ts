@@ -32,6 +32,7 @@ export const endpointRegistry = defineActor<EndpointRegistryMsg>()({
         ready: e.ready,
         reason: e.reason,
         models: [...e.models],
+        maxModelLen: e.maxModelLen,
         at: e.probedAt ?? 0,
         load: e.load,
         loadError: e.loadError,

@@ -37,6 +37,8 @@ export class RunCommand extends Command {
   maxNumSeqs = Option.String('--max-num-seqs', { description: 'sim: most sequences in one batch (default 256)' });
   numGpuBlocks = Option.String('--num-gpu-blocks', { description: 'sim: KV cache size in blocks of 16 tokens' });
   maxModelLen = Option.String('--max-model-len', { description: 'sim: longest prompt + completion in tokens' });
+  fragile = Option.Boolean('--fragile', false, { description: 'sim: exit on a request whose standard fields have wrong types or ranges, as a careless engine would (for testing what stands in front of it)' });
+  poisonMarker = Option.String('--poison-marker', { description: 'sim: with --fragile, also exit on a valid request whose prompt contains this text' });
 
   override async execute(): Promise<number> {
     try {
@@ -76,6 +78,7 @@ export class RunCommand extends Command {
     const { runSim } = await import('../../roles/sim.js');
     const listen = this.listen ?? DEFAULT_SIM_LISTEN;
     const { host, port } = parseHostPort(listen, '--listen');
+    if (this.poisonMarker !== undefined && (!this.fragile || this.poisonMarker === '')) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--poison-marker needs --fragile and a non-empty text');
     const flavor = this.flavor ?? 'vllm';
     if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
     await runSim(
@@ -89,6 +92,7 @@ export class RunCommand extends Command {
       maxNumSeqs: integer(this.maxNumSeqs, '--max-num-seqs'),
       numGpuBlocks: integer(this.numGpuBlocks, '--num-gpu-blocks'),
       maxModelLen: integer(this.maxModelLen, '--max-model-len'),
+        fragile: this.fragile ? { poisonMarker: this.poisonMarker ?? null } : undefined,
       },
       listen,
     );

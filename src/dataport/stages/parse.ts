@@ -2,12 +2,17 @@ import { LlmgwError } from '../../errors.js';
 import type { Stage } from '../pipeline.js';
 import { discardBody, readBody } from '../../net/read-body.js';
 import { refuse } from '../refuse.js';
+import { parseRequestBody, validateRequest } from '../validation/index.js';
 
 /** How much of an oversized body is read and dropped so its sender can read the 413. */
 const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
 const DISCARD_MAX_MS = 10_000;
 
-/** Reads the body within `router.max_body_bytes` and checks it is a request llmgw can route. */
+/**
+ * Reads the body within `router.max_body_bytes`, parses it as a JSON object and checks it
+ * against the OpenAI schema of its path: types and ranges of the standard fields, with
+ * the OpenAI `param` of the first bad one; extension fields pass untouched.
+ */
 export function parseStage(maxBodyBytes: number): Stage {
   return {
     name: 'parse',
@@ -21,24 +26,14 @@ export function parseStage(maxBodyBytes: number): Stage {
         await discardBody(req, DISCARD_MAX_BYTES, DISCARD_MAX_MS);
         return refuse(ctx, LlmgwError.from(err), null, { connection: 'close' });
       }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(ctx.raw.toString('utf8'));
-      } catch {
-        parsed = undefined;
-      }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        return refuse(ctx, new LlmgwError('LLMGW_INVALID_REQUEST', 'the request body is not a JSON object; send Content-Type: application/json with a JSON object body'));
-      }
-      const body = parsed as Record<string, unknown>;
+      const parsed = parseRequestBody(ctx.raw, req.headers['content-type']);
+      if (!('body' in parsed)) return refuse(ctx, new LlmgwError('LLMGW_INVALID_REQUEST', parsed.message), parsed.param);
+      const body = parsed.body;
       ctx.body = body;
       if (typeof body.model === 'string') record.modelAsked = body.model;
-      if (typeof body.model !== 'string' || body.model === '') {
-        return refuse(ctx, new LlmgwError('LLMGW_INVALID_REQUEST', "the request has no 'model'; name one of GET /v1/models"), 'model');
-      }
-      if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-        return refuse(ctx, new LlmgwError('LLMGW_INVALID_REQUEST', `'stream' must be true or false, not ${JSON.stringify(body.stream)}`), 'stream');
-      }
+      // The engine never sees a body that fails the schema of its path (validation/).
+      const fault = validateRequest(ctx.path, body);
+      if (fault) return refuse(ctx, new LlmgwError('LLMGW_INVALID_REQUEST', fault.message), fault.param);
       ctx.stream = body.stream === true;
       record.stream = ctx.stream;
       return next();

@@ -1,9 +1,11 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import { LlmgwError } from '../../errors.js';
+import type { EndpointTable } from '../../router/endpoint-table.js';
 import type { Profile } from '../../router/scheduler/types.js';
 import type { ModelRoute } from '../model-routes.js';
 import type { Stage } from '../pipeline.js';
 import { refuse } from '../refuse.js';
+import { maxTokensFault } from '../validation/index.js';
 
 const PROFILE_HEADER = 'x-llmgw-profile';
 const PRIORITY_HEADER = 'x-llmgw-priority';
@@ -16,6 +18,8 @@ export interface ResolveInputs {
   admission: AdmissionConfig;
   /** For the 404: every name a client may use. */
   names: readonly string[];
+  /** Where the context length of a model's engines is read (`max_model_len` of /v1/models). */
+  table: EndpointTable;
 }
 
 /**
@@ -40,6 +44,9 @@ export function resolveStage(i: ResolveInputs): Stage {
         return refuse(ctx, new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${String(body.model)}' does not exist; available: ${available}`), 'model');
       }
       ctx.route = route;
+      // A completion that cannot fit the model's context is refused as vLLM would refuse it.
+      const tooLong = ctx.path === '/v1/embeddings' ? null : maxTokensFault(body, i.table.maxModelLen(route.entry.name));
+      if (tooLong) return refuse(ctx, new LlmgwError('LLMGW_CONTEXT_TOO_LONG', tooLong.message), tooLong.param);
       const asked = req.headers[PROFILE_HEADER];
       let profile = route.profile;
       if (typeof asked === 'string' && asked !== '') {

@@ -32,8 +32,8 @@ const describe = (err: unknown): string => {
   return `${e.code ?? ''} ${e.message ?? String(err)}`.trim();
 };
 
-async function checkReady(s: ProbeTarget, get: Get): Promise<Pick<EndpointProbe, 'ready' | 'reason' | 'models'>> {
-  const result = (ready: boolean, reason: string | null, models: string[] = []) => ({ ready, reason, models });
+async function checkReady(s: ProbeTarget, get: Get): Promise<Pick<EndpointProbe, 'ready' | 'reason' | 'models' | 'maxModelLen'>> {
+  const result = (ready: boolean, reason: string | null, models: string[] = [], maxModelLen: number | null = null) => ({ ready, reason, models, maxModelLen });
   try {
     const health = await get('/health');
     await health.body.dump();
@@ -43,14 +43,26 @@ async function checkReady(s: ProbeTarget, get: Get): Promise<Pick<EndpointProbe,
       await res.body.dump();
       return result(false, `/v1/models answered ${res.statusCode}`);
     }
-    const body = (await res.body.json()) as { data?: { id?: unknown }[] };
-    const models = (body.data ?? []).map((m) => String(m.id));
+    const body = (await res.body.json()) as { data?: { id?: unknown; max_model_len?: unknown }[] };
+    const listed = body.data ?? [];
+    const models = listed.map((m) => String(m.id));
     const missing = s.models.filter((m) => !models.includes(m));
     if (missing.length > 0) return result(false, `/v1/models does not list ${missing.join(', ')} (lists ${models.join(', ') || 'nothing'})`, models);
-    return result(true, null, models);
+    return result(true, null, models, servedContext(s.models, listed));
   } catch (err) {
     return result(false, `unreachable: ${describe(err)}`);
   }
+}
+
+/** The context every served name fits in: the smallest `max_model_len` listed for them. */
+function servedContext(served: readonly string[], listed: readonly { id?: unknown; max_model_len?: unknown }[]): number | null {
+  let min: number | null = null;
+  for (const m of listed) {
+    const len = m.max_model_len;
+    if (!served.includes(String(m.id)) || !Number.isSafeInteger(len) || (len as number) < 1) continue;
+    min = min === null ? (len as number) : Math.min(min, len as number);
+  }
+  return min;
 }
 
 async function scrapeLoad(get: Get): Promise<Pick<EndpointProbe, 'load' | 'loadError'>> {
