@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { AdmissionConfig } from '../../../src/config/types.js';
 import { Admission } from '../../../src/router/admission/admission.js';
 import { saturation } from '../../../src/router/admission/saturation.js';
+import type { EndpointState } from '../../../src/router/endpoint-table.js';
 import { tableOf } from '../helpers.js';
 
 const NOW = 1_000_000;
@@ -66,6 +67,20 @@ test('only the highest usable priority counts: a spare replica\'s room is not th
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/, 'the idle spare takes no traffic while the first tier is usable');
   eps[0]!.ready = false;
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'the first tier gone: the spare takes traffic, and its room counts');
+  eps[1]!.load = { waiting: 3, running: 4, kvUsage: 0.2 };
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /3 waiting in the engines of 1 replicas: none under the target/, 'the first tier gone and the spare full: saturated');
+  eps[1]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'the spare idle again');
+});
+
+test('a first tier that is down, draining or behind an open breaker leaves the spares to decide', () => {
+  const down = [(e: EndpointState) => (e.ready = false), (e: EndpointState) => (e.draining = true), (e: EndpointState) => { for (let i = 0; i < 5; i++) e.health.failed(NOW); }];
+  for (const [k, takeOut] of down.entries()) {
+    const { eps } = tableOf(2, (i) => ({ ...fresh(i === 0 ? 0 : 4), priority: i === 0 ? 1 : 0 }));
+    assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, `${k}: the idle first tier takes the traffic`);
+    takeOut(eps[0]!);
+    assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /4 waiting in the engines of 1 replicas/, `${k}: only the full spare is left`);
+  }
 });
 
 test('once an engine was seen queueing, a burst is counted against its batch capacity at once, and free slots are room', () => {
@@ -109,7 +124,10 @@ test('not saturated: admitted at once; saturated: queued, then released highest 
   const order: string[] = [];
   const ac = new AbortController();
   const waits = [a.wait(1, Date.now(), ac.signal).then(() => order.push('bronze')), a.wait(0, Date.now(), ac.signal).then(() => order.push('platinum'))];
+  eps[0]!.load = { waiting: 0, running: 2, kvUsage: 0.5 }; // room now: only the queue holds a newcomer back
+  assert.is(a.holdReason(0, Date.now()), 'requests of its band or above are queued ahead');
   assert.not.ok(a.tryAdmit(0, Date.now()), 'nothing jumps a non-empty queue');
+  eps[0]!.load = { waiting: 5, running: 2, kvUsage: 0.5 };
   a.release(Date.now());
   await Promise.resolve();
   assert.equal(order, [], 'still saturated');
