@@ -30,6 +30,18 @@ async function usage(base = admin): Promise<{ id: string; band: string | null; s
   return ((await (await request(`${base}/admin/v1/usage?limit=1000`)).body.json()) as { recent: never[] }).recent;
 }
 
+/**
+ * Waits until the engine holds nothing: requests an earlier test cancelled still free
+ * their slots for a while, and a slot freed mid-test releases what a test means to keep queued.
+ */
+async function engineIdle(): Promise<void> {
+  await until(async () => {
+    const text = await (await request(`${sim.match[1]}/metrics`)).body.text();
+    const gauge = (name: string): number => Number(new RegExp(`^vllm:${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    return gauge('num_requests_running') === 0 && gauge('num_requests_waiting') === 0;
+  }, 'the engine idle');
+}
+
 interface Reply {
   status: number;
   body: string;
@@ -153,6 +165,7 @@ test('a full room sheds the lowest band first, with 429 and Retry-After, and eac
 });
 
 test('a request that waits past its band timeout gets a 503 with Retry-After, and leaves its usage record', async () => {
+  await engineIdle();
   const stop = new AbortController();
   const flood = Array.from({ length: 4 }, () => send({ 'x-llmgw-priority': 'bronze' }, 5_000, url, stop.signal).catch((e: Error) => e));
   await until(async () => (await bands()).get('bronze')!.queued >= 2, 'saturated');
@@ -174,6 +187,7 @@ test('a request that waits past its band timeout gets a 503 with Retry-After, an
 });
 
 test('a client that disconnects while queued leaves the queue at once', async () => {
+  await engineIdle();
   // Requests too long to finish during the test: nothing is released while it looks.
   const stop = new AbortController();
   const flood = Array.from({ length: 4 }, () => send({ 'x-llmgw-priority': 'bronze' }, 5_000, url, stop.signal).catch((e: Error) => e));
