@@ -107,6 +107,18 @@ test('queue and KV scores come from fresh scrapes; stale ones score as the worst
   assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e1');
 });
 
+test('a stale endpoint scores as the worst fresh one, not as the value it borrowed; a scrape exactly staleAfterMs old is fresh', () => {
+  const { queue } = createScorers({ staleAfterMs: STALE, kvCeiling: 0.9, prefixIndex: new PrefixIndex(10) });
+  const { eps } = tableOf(3, (i) => ({ load: { waiting: [5, 2, 0][i]!, running: 1, kvUsage: 0.2 }, loadAt: NOW - 100 }));
+  const out = new Float64Array(3);
+  eps[2]!.loadAt = NOW - STALE - 1; // its idle queue is no longer known
+  queue.score(eps, req(), out);
+  assert.equal([...out], [0.5, 1, 0.5]);
+  eps[2]!.loadAt = NOW - STALE;
+  queue.score(eps, req(), out);
+  assert.equal([...out], [1 / 6, 1 / 3, 1]);
+});
+
 test('the queue score is the queue now: what was sent or finished since the scrape moves it', () => {
   // e0 was scraped queueing 5, then a wave of 11 completions let its queue in; e1 was
   // scraped idle and has been sent 20 since, beyond its 16 slots.
