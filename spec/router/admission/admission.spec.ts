@@ -45,6 +45,27 @@ test('each saturation signal on its own: the waiting queue, KV usage, in-flight 
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /16 requests in flight on 2 replicas with stale metrics \(limit 16\)/);
 });
 
+test('a scrape exactly staleAfterMs old is still read; a full cache must be seen on every replica, a stale one may have room', () => {
+  const { eps } = tableOf(1, () => ({ load: { waiting: 5, running: 4, kvUsage: 0.2 }, loadAt: NOW - STALE }));
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/);
+  eps[0]!.loadAt = NOW - STALE - 1;
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'stale: only the in-flight count is read, and it is 0');
+  const two = tableOf(2, () => fresh(0, 0.95)).eps;
+  assert.match(saturation(two, CFG, NOW, STALE, TOP) ?? '', /KV cache 95% full on every replica/);
+  two[1]!.loadAt = NOW - STALE - 1;
+  assert.is(saturation(two, CFG, NOW, STALE, TOP), null);
+});
+
+test('the reserved share is rounded up: a fraction of a slot keeps a whole one', () => {
+  const { eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 7 }));
+  const cfg = { ...CFG, reserved_share: 0.2 }; // 1.4 of 7 slots: 2 reserved, 5 for lower bands
+  const bronze = { inTransit: 0, holdBack: 0, slowStart: true };
+  eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
+  assert.is(saturation(eps, cfg, NOW, STALE, bronze), null);
+  eps[0]!.load = { waiting: 0, running: 5, kvUsage: 0.2 };
+  assert.match(saturation(eps, cfg, NOW, STALE, bronze) ?? '', /no free batch slot/);
+});
+
 test('requests sent or finished since the scrape move a queueing engine\'s queue; unusable replicas do not count', () => {
   const { eps } = tableOf(2, () => fresh(1));
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null);
@@ -177,6 +198,18 @@ test('lower bands use no reserved slot, wait for nothing inside the engine, and 
   a.finished(0, now);
   a.finished(0, now);
   assert.is(a.saturated(now, 1), null);
+});
+
+test('a lower band\'s request ending frees no slot kept for the first band', () => {
+  const { table, eps } = tableOf(1, () => fresh(0));
+  const now = Date.now();
+  Object.assign(eps[0]!, { batchCapacity: 10, loadAt: now, load: { waiting: 0, running: 6, kvUsage: 0.3 } });
+  const a = new Admission('m', table, CFG, STALE);
+  assert.ok(a.tryAdmit(0, now) && a.tryAdmit(0, now), 'two platinum in flight');
+  assert.ok(a.tryAdmit(1, now), 'bronze: 4 free slots, 2 kept');
+  a.finished(1, now);
+  eps[0]!.load = { waiting: 0, running: 8, kvUsage: 0.3 };
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones and 2 kept for the first band/);
 });
 
 test('aging: a lower band held back by the room kept for a steady first band goes once it has aged into the first band', async () => {
