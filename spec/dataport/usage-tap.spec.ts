@@ -47,6 +47,12 @@ test('a chunk carrying both content and usage keeps its content when usage is st
   assert.equal(tap.usage, { promptTokens: 4, completionTokens: 2, cachedTokens: 0 });
 });
 
+test('an event with no space after "data:" is read too, as SSE allows', () => {
+  const tap = new SseUsageTap(true);
+  assert.is(feed(tap, chunk('a') + USAGE.replace('data: ', 'data:') + 'data: [DONE]\n\n', [7]), chunk('a') + 'data: [DONE]\n\n');
+  assert.equal(tap.usage, { promptTokens: 12, completionTokens: 3, cachedTokens: 8 });
+});
+
 test('a usage: null on ordinary chunks is passed through, and an engine error event is never dropped', () => {
   const withNull = chunk('a').replace('}]}', '}],"usage":null}');
   const error = 'data: {"error":{"message":"boom","type":"server_error","code":500}}\n\n';

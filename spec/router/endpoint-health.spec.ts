@@ -20,6 +20,15 @@ test('one failure changes nothing; two start a cooldown that ends by itself', ()
   assert.is(h.breakerAt(110), 'closed');
 });
 
+test('a success ends a cooldown at once: a request sent before it came back fine', () => {
+  const { h } = make();
+  h.failed(0);
+  h.failed(0);
+  assert.match(h.blocked(10) ?? '', /cooling down/);
+  h.succeeded();
+  assert.is(h.blocked(10), null);
+});
+
 test('a success resets the count: failures must be consecutive', () => {
   const { h } = make();
   for (let i = 0; i < 3; i++) h.failed(0);
