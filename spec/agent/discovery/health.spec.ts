@@ -35,6 +35,10 @@ test('a card whose only process is our engine, its memory [N/A], has no problem'
   ]);
 });
 
+test('a card without a UUID is charged with no process: nvidia-smi names cards by UUID, and another card\'s are not its own', () => {
+  assert.equal(gpuProblems({ gpu: { ...gpu3, uuid: null, memoryUsedMiB: 100 }, apps, ours: none }), []);
+});
+
 test('memory in use that no listed process holds is a problem (a process in another PID namespace)', () => {
   const listed = apps.filter((a) => a.pid !== 11345); // gpu_burn invisible, as from a container
   const problems = gpuProblems({ gpu: gpu3, apps: listed, ours: new Set([11327, 11328]) });
