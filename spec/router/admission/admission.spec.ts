@@ -95,8 +95,14 @@ test('only the highest usable priority counts: a spare replica\'s room is not th
 });
 
 test('a first tier that is down, draining or behind an open breaker leaves the spares to decide', () => {
-  const down = [(e: EndpointState) => (e.ready = false), (e: EndpointState) => (e.draining = true), (e: EndpointState) => { for (let i = 0; i < 5; i++) e.health.failed(NOW); }];
-  for (const [k, takeOut] of down.entries()) {
+  const down: Record<string, (e: EndpointState) => void> = {
+    'not ready': (e) => (e.ready = false),
+    draining: (e) => (e.draining = true),
+    'breaker open': (e) => {
+      for (let i = 0; i < 5; i++) e.health.failed(NOW);
+    },
+  };
+  for (const [k, takeOut] of Object.entries(down)) {
     const { eps } = tableOf(2, (i) => ({ ...fresh(i === 0 ? 0 : 4), priority: i === 0 ? 1 : 0 }));
     assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, `${k}: the idle first tier takes the traffic`);
     takeOut(eps[0]!);
