@@ -38,6 +38,21 @@ test('the usage chunk reaches a client that asked for it, and is still read', ()
   assert.equal(tap.usage, { promptTokens: 12, completionTokens: 3, cachedTokens: 0 + 8 });
 });
 
+test('a chunk carrying both content and usage keeps its content when usage is stripped', () => {
+  // An engine may put usage on content chunks too (vLLM's stream_options.continuous_usage_stats does, on every one).
+  const last = 'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}\n\n';
+  const stream = chunk('Hi') + last + 'data: [DONE]\n\n';
+  const tap = new SseUsageTap(true);
+  assert.is(feed(tap, stream, [3, 100]), stream);
+  assert.equal(tap.usage, { promptTokens: 4, completionTokens: 2, cachedTokens: 0 });
+});
+
+test('an event with no space after "data:" is read too, as SSE allows', () => {
+  const tap = new SseUsageTap(true);
+  assert.is(feed(tap, chunk('a') + USAGE.replace('data: ', 'data:') + 'data: [DONE]\n\n', [7]), chunk('a') + 'data: [DONE]\n\n');
+  assert.equal(tap.usage, { promptTokens: 12, completionTokens: 3, cachedTokens: 8 });
+});
+
 test('a usage: null on ordinary chunks is passed through, and an engine error event is never dropped', () => {
   const withNull = chunk('a').replace('}]}', '}],"usage":null}');
   const error = 'data: {"error":{"message":"boom","type":"server_error","code":500}}\n\n';

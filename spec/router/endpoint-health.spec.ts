@@ -20,6 +20,15 @@ test('one failure changes nothing; two start a cooldown that ends by itself', ()
   assert.is(h.breakerAt(110), 'closed');
 });
 
+test('a success ends a cooldown at once: a request sent before it came back fine', () => {
+  const { h } = make();
+  h.failed(0);
+  h.failed(0);
+  assert.match(h.blocked(10) ?? '', /cooling down/);
+  h.succeeded();
+  assert.is(h.blocked(10), null);
+});
+
 test('a success resets the count: failures must be consecutive', () => {
   const { h } = make();
   for (let i = 0; i < 3; i++) h.failed(0);
@@ -44,23 +53,27 @@ test('the breaker opens, lets one trial through after its pause, and closes on s
   assert.equal(moves, ['closed→open', 'open→half-open', 'half-open→closed']);
 });
 
-test('a failed trial reopens for twice as long, up to the cap; a success resets the pause', () => {
-  const { h } = make();
+test('a failed trial reopens for twice as long, up to the cap, then lets the next trial through; a success resets the pause', () => {
+  const { h, moves } = make();
   for (let i = 0; i < 4; i++) h.failed(0);
-  let now = 0;
+  // Each trial goes the moment the pause ends: a pause that did not grow would let it through earlier.
+  let now = 1_000;
   for (const pause of [2_000, 3_000, 3_000]) {
-    now += 3_000;
+    assert.is(h.blocked(now - 1), `circuit breaker open for 1 s more after ${h.consecutiveFailures} failures`);
+    assert.is(h.blocked(now), null, `the trial at ${now} may go`);
     h.begin(now);
     h.failed(now);
-    assert.is(h.breakerAt(now + pause - 1), 'open', `open for ${pause} ms`);
-    assert.is(h.breakerAt(now + pause), 'half-open');
+    assert.match(h.blocked(now + pause - 1) ?? '', /circuit breaker open for 1 s more/, `open for ${pause} ms`);
+    now += pause;
   }
-  now += 3_000;
+  assert.is(h.blocked(now), null, 'tried again after the longest pause');
   h.begin(now);
+  assert.match(h.blocked(now) ?? '', /trial request is in flight/);
   h.succeeded();
+  assert.equal(moves, ['closed→open', ...Array(3).fill(['open→half-open', 'half-open→open']).flat(), 'open→half-open', 'half-open→closed']);
   for (let i = 0; i < 4; i++) h.failed(now);
-  assert.is(h.breakerAt(now + 999), 'open');
-  assert.is(h.breakerAt(now + 1_000), 'half-open', 'back to the base pause');
+  assert.ok(h.blocked(now + 999) !== null);
+  assert.is(h.blocked(now + 1_000), null, 'back to the base pause');
 });
 
 test('a client leaving during the trial frees the trial slot without judging the endpoint', () => {

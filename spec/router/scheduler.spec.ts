@@ -57,10 +57,32 @@ test('only the highest priority among usable endpoints takes traffic; lower ones
   assert.equal([...pickMany(s, eps, setup().profile, 50).keys()].sort(), ['e0', 'e1']);
 });
 
-test('ties are broken at random, so equal endpoints share the load', () => {
+/** A seeded generator, so a statistical spec gives the same counts on every run. */
+const seeded = (seed: number) => (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+
+test('ties are broken at random, so equal endpoints share the load evenly', () => {
   const { eps } = tableOf(4);
-  const counts = pickMany(new Scheduler(), eps, setup().profile, 4_000);
-  for (const e of eps) assert.ok((counts.get(e.id) ?? 0) > 800, `${e.id} got ${counts.get(e.id)}`);
+  const counts = pickMany(new Scheduler(undefined, seeded(1)), eps, setup().profile, 4_000);
+  for (const e of eps) {
+    const n = counts.get(e.id) ?? 0;
+    assert.ok(n >= 900 && n <= 1_100, `${e.id} got ${n} of 4000`);
+  }
+  // The draw decides, not the order: a draw that always keeps the current best leaves the
+  // first, one that always takes the newcomer the last.
+  assert.equal([...pickMany(new Scheduler(undefined, () => 0.999), eps, setup().profile, 20).keys()], ['e0']);
+  assert.equal([...pickMany(new Scheduler(undefined, () => 0), eps, setup().profile, 20).keys()], ['e3']);
+});
+
+test('a tie among the best is split evenly, whatever lost before it', () => {
+  // e0 and e1 tie first, then both lose to the idle e2 and e3: the draw among those two
+  // must start afresh, not carry the odds of the earlier tie.
+  const { eps } = tableOf(4, (i) => ({ inflight: [3, 3, 0, 0][i]! }));
+  const counts = pickMany(new Scheduler(undefined, seeded(9)), eps, setup({ inflight: 1 }).profile, 2_000);
+  assert.equal([...counts.keys()].sort(), ['e2', 'e3']);
+  for (const id of ['e2', 'e3']) {
+    const n = counts.get(id)!;
+    assert.ok(n >= 800 && n <= 1_200, `${id} got ${n} of 2000`);
+  }
 });
 
 test('in-flight: the least loaded wins, and a one-request difference matters more when idle', () => {
@@ -83,6 +105,18 @@ test('queue and KV scores come from fresh scrapes; stale ones score as the worst
   eps[1]!.inflight = 0;
   eps[0]!.inflight = eps[2]!.inflight = 3;
   assert.is(s.pick(eps, req(), setup({ queue: 1 }).profile)!.id, 'e1');
+});
+
+test('a stale endpoint scores as the worst fresh one, not as the value it borrowed; a scrape exactly staleAfterMs old is fresh', () => {
+  const { queue } = createScorers({ staleAfterMs: STALE, kvCeiling: 0.9, prefixIndex: new PrefixIndex(10) });
+  const { eps } = tableOf(3, (i) => ({ load: { waiting: [5, 2, 0][i]!, running: 1, kvUsage: 0.2 }, loadAt: NOW - 100 }));
+  const out = new Float64Array(3);
+  eps[2]!.loadAt = NOW - STALE - 1; // its idle queue is no longer known
+  queue.score(eps, req(), out);
+  assert.equal([...out], [0.5, 1, 0.5]);
+  eps[2]!.loadAt = NOW - STALE;
+  queue.score(eps, req(), out);
+  assert.equal([...out], [1 / 6, 1 / 3, 1]);
 });
 
 test('the queue score is the queue now: what was sent or finished since the scrape moves it', () => {
@@ -150,16 +184,26 @@ test('weight: the configured capacity breaks otherwise equal scores', () => {
   assert.is(new Scheduler().pick(eps, req(), setup({ weight: 1 }).profile)!.id, 'e1');
 });
 
-test('every built-in profile resolves, and in-flight is never switched off', () => {
-  const { profiles } = setup({ session: 1 });
-  for (const p of BUILTIN_ROUTING_PROFILES) assert.ok(profiles.has(p.name), p.name);
-  for (const p of profiles.values()) assert.ok(p.terms.some((t) => t.scorer.name === 'inflight' && t.weight >= 0.1), p.name);
+test('every built-in profile resolves with its weights, a configured one replaces its namesake, and in-flight is never switched off', () => {
+  const scorers = createScorers({ staleAfterMs: STALE, kvCeiling: 0.9, prefixIndex: new PrefixIndex(10) });
+  const configured = [
+    { name: 'sticky', scorers: { queue: 0, kv: 0, inflight: 0, prefix: 0, session: 1, weight: 0 } },
+    { name: 'batch', scorers: { queue: 0, kv: 0, inflight: 0.5, prefix: 0, session: 0, weight: 0 }, band: 'bronze' },
+  ];
+  const profiles = buildProfiles(configured, scorers);
+  const weights = (name: string): Record<string, number> => Object.fromEntries(profiles.get(name)!.terms.map((t) => [t.scorer.name, t.weight]));
+  assert.equal([...profiles.keys()], [...BUILTIN_ROUTING_PROFILES.map((p) => p.name), 'sticky']);
+  assert.equal(weights('chat'), { queue: 2, kv: 1, inflight: 2, prefix: 3, session: 1, weight: 0.2 }, 'a weight above the minimum is kept');
+  assert.equal(weights('long-context'), { queue: 1, kv: 2, inflight: 1, prefix: 1.5, weight: 0.2 });
+  assert.equal(weights('batch'), { inflight: 0.5 }, 'the configured batch profile replaced the built-in one');
+  assert.is(profiles.get('batch')!.band, 'bronze');
+  assert.is(profiles.get('chat')!.band, null);
+  assert.equal(weights('sticky'), { inflight: 0.1, session: 1 }, 'in-flight switched off is raised to the minimum');
 });
 
 // Randomised invariants over tables of every shape.
 test('invariants: the pick passes every filter, has the top usable priority, and is never a tried endpoint', () => {
-  let seed = 42;
-  const rand = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rand = seeded(42);
   const { profiles, index } = setup();
   const s = new Scheduler(undefined, rand);
   for (let round = 0; round < 500; round++) {

@@ -27,9 +27,24 @@ function guarded<T>(fn: Callback<T>): Callback<T> {
   };
 }
 
+// uvu reports a failing before/after hook only as every test of the suite failing, with
+// no message at all: the hook's error is printed here before uvu swallows it.
+function announced<T>(title: string | undefined, fn: Callback<T>): Callback<T> {
+  const inner = guarded(fn);
+  return async (ctx) => {
+    try {
+      await inner(ctx);
+    } catch (err) {
+      console.error(`hook of ${title ?? 'the default suite'} failed:`, err);
+      throw err;
+    }
+  };
+}
+
 export function suite<T = Context>(title?: string, context?: T): Test<T> {
   const s = uvuSuite<T>(title, context);
-  const hook = (h: Test<T>['before']): Test<T>['before'] => Object.assign((fn: Callback<T>) => h(guarded(fn)), { each: (fn: Callback<T>) => h.each(guarded(fn)) });
+  const hook = (h: Test<T>['before']): Test<T>['before'] =>
+    Object.assign((fn: Callback<T>) => h(announced(title, fn)), { each: (fn: Callback<T>) => h.each(guarded(fn)) });
   return Object.assign((name: string, fn: Callback<T>) => s(name, guarded(fn)), {
     only: (name: string, fn: Callback<T>) => s.only(name, guarded(fn)),
     skip: s.skip,

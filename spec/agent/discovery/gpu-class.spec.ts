@@ -24,6 +24,7 @@ test('the class is the model and the driver-reported size rounded up to a whole 
 
 test('no class without a size or without a model word', () => {
   assert.is(deriveGpuClass('NVIDIA L40S', null), null);
+  assert.is(deriveGpuClass('NVIDIA L40S', 0), null, 'a size of 0 is a driver that could not read it');
   assert.is(deriveGpuClass(null, 46068), null);
   assert.is(deriveGpuClass('NVIDIA Graphics Device', 46068), null);
 });

@@ -26,6 +26,19 @@ test('our own engines are not foreign', () => {
   assert.equal(gpuProblems({ gpu: gpu3, apps, ours: new Set([11327, 11328, 11345]) }), []);
 });
 
+test('a card whose only process is our engine, its memory [N/A], has no problem', () => {
+  const na = parseComputeApps(`${gpu3.uuid}, 22001, python3, [N/A]\n`);
+  assert.is(na[0]!.usedMemoryMiB, null);
+  assert.equal(gpuProblems({ gpu: gpu3, apps: na, ours: new Set([22001]) }), [], 'memory unknown is not memory unaccounted for');
+  assert.equal(gpuProblems({ gpu: gpu3, apps: na, ours: none }), [
+    'GPU 3 is used by pid 22001 (python3), which llmgw did not start: stop it or move it to another card',
+  ]);
+});
+
+test('a card without a UUID is charged with no process: nvidia-smi names cards by UUID, and another card\'s are not its own', () => {
+  assert.equal(gpuProblems({ gpu: { ...gpu3, uuid: null, memoryUsedMiB: 100 }, apps, ours: none }), []);
+});
+
 test('memory in use that no listed process holds is a problem (a process in another PID namespace)', () => {
   const listed = apps.filter((a) => a.pid !== 11345); // gpu_burn invisible, as from a container
   const problems = gpuProblems({ gpu: gpu3, apps: listed, ours: new Set([11327, 11328]) });

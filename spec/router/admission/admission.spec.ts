@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { AdmissionConfig } from '../../../src/config/types.js';
 import { Admission, type Permit } from '../../../src/router/admission/admission.js';
 import { saturation } from '../../../src/router/admission/saturation.js';
+import type { EndpointState } from '../../../src/router/endpoint-table.js';
 import { tableOf } from '../helpers.js';
 
 const NOW = 1_000_000;
@@ -44,6 +45,27 @@ test('each saturation signal on its own: the waiting queue, KV usage, in-flight 
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /16 requests in flight on 2 replicas with stale metrics \(limit 16\)/);
 });
 
+test('a scrape exactly staleAfterMs old is still read; a full cache must be seen on every replica, a stale one may have room', () => {
+  const { eps } = tableOf(1, () => ({ load: { waiting: 5, running: 4, kvUsage: 0.2 }, loadAt: NOW - STALE }));
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/);
+  eps[0]!.loadAt = NOW - STALE - 1;
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'stale: only the in-flight count is read, and it is 0');
+  const two = tableOf(2, () => fresh(0, 0.95)).eps;
+  assert.match(saturation(two, CFG, NOW, STALE, TOP) ?? '', /KV cache 95% full on every replica/);
+  two[1]!.loadAt = NOW - STALE - 1;
+  assert.is(saturation(two, CFG, NOW, STALE, TOP), null);
+});
+
+test('the reserved share is rounded up: a fraction of a slot keeps a whole one', () => {
+  const { eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 7 }));
+  const cfg = { ...CFG, reserved_share: 0.2 }; // 1.4 of 7 slots: 2 reserved, 5 for lower bands
+  const bronze = { inTransit: 0, holdBack: 0, slowStart: true };
+  eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
+  assert.is(saturation(eps, cfg, NOW, STALE, bronze), null);
+  eps[0]!.load = { waiting: 0, running: 5, kvUsage: 0.2 };
+  assert.match(saturation(eps, cfg, NOW, STALE, bronze) ?? '', /no free batch slot/);
+});
+
 test('requests sent or finished since the scrape move a queueing engine\'s queue; unusable replicas do not count', () => {
   const { eps } = tableOf(2, () => fresh(1));
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null);
@@ -66,6 +88,26 @@ test('only the highest usable priority counts: a spare replica\'s room is not th
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/, 'the idle spare takes no traffic while the first tier is usable');
   eps[0]!.ready = false;
   assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'the first tier gone: the spare takes traffic, and its room counts');
+  eps[1]!.load = { waiting: 3, running: 4, kvUsage: 0.2 };
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /3 waiting in the engines of 1 replicas: none under the target/, 'the first tier gone and the spare full: saturated');
+  eps[1]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'the spare idle again');
+});
+
+test('a first tier that is down, draining or behind an open breaker leaves the spares to decide', () => {
+  const down: Record<string, (e: EndpointState) => void> = {
+    'not ready': (e) => (e.ready = false),
+    draining: (e) => (e.draining = true),
+    'breaker open': (e) => {
+      for (let i = 0; i < 5; i++) e.health.failed(NOW);
+    },
+  };
+  for (const [k, takeOut] of Object.entries(down)) {
+    const { eps } = tableOf(2, (i) => ({ ...fresh(i === 0 ? 0 : 4), priority: i === 0 ? 1 : 0 }));
+    assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, `${k}: the idle first tier takes the traffic`);
+    takeOut(eps[0]!);
+    assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /4 waiting in the engines of 1 replicas/, `${k}: only the full spare is left`);
+  }
 });
 
 test('once an engine was seen queueing, a burst is counted against its batch capacity at once, and free slots are room', () => {
@@ -116,7 +158,10 @@ test('not saturated: admitted at once; saturated: queued, then released highest 
       order.push('platinum');
     }),
   ];
+  eps[0]!.load = { waiting: 0, running: 2, kvUsage: 0.5 }; // room now: only the queue holds a newcomer back
+  assert.is(a.holdReason(0, Date.now()), 'requests of its band or above are queued ahead');
   assert.not.ok(a.tryAdmit(0, Date.now()), 'nothing jumps a non-empty queue');
+  eps[0]!.load = { waiting: 5, running: 2, kvUsage: 0.5 };
   a.release(Date.now());
   await Promise.resolve();
   assert.equal(order, [], 'still saturated');
@@ -169,7 +214,19 @@ test('lower bands use no reserved slot, wait for nothing inside the engine, and 
   permits[1]!.release(now);
   permits[2]!.release(now);
   assert.is(a.saturated(now, 1), null);
-  assert.is(a.saturated(now, 1), null);
+});
+
+test('a lower band\'s request ending frees no slot kept for the first band', () => {
+  const { table, eps } = tableOf(1, () => fresh(0));
+  const now = Date.now();
+  Object.assign(eps[0]!, { batchCapacity: 10, loadAt: now, load: { waiting: 0, running: 6, kvUsage: 0.3 } });
+  const a = new Admission('m', table, CFG, STALE);
+  assert.ok(a.tryAdmit(0, now) && a.tryAdmit(0, now), 'two platinum in flight');
+  const bronze = a.tryAdmit(1, now);
+  assert.ok(bronze, 'bronze: 4 free slots, 2 kept');
+  bronze.release(now);
+  eps[0]!.load = { waiting: 0, running: 8, kvUsage: 0.3 };
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones and 2 kept for the first band/);
 });
 
 test('aging: a lower band held back by the room kept for a steady first band goes once it has aged into the first band', async () => {

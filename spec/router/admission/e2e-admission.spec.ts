@@ -30,6 +30,18 @@ async function usage(base = admin): Promise<{ id: string; band: string | null; s
   return ((await (await request(`${base}/admin/v1/usage?limit=1000`)).body.json()) as { recent: never[] }).recent;
 }
 
+/**
+ * Waits until the engine holds nothing: requests an earlier test cancelled still free
+ * their slots for a while, and a slot freed mid-test releases what a test means to keep queued.
+ */
+async function engineIdle(): Promise<void> {
+  await until(async () => {
+    const text = await (await request(`${sim.match[1]}/metrics`)).body.text();
+    const gauge = (name: string): number => Number(new RegExp(`^vllm:${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    return gauge('num_requests_running') === 0 && gauge('num_requests_waiting') === 0;
+  }, 'the engine idle');
+}
+
 interface Reply {
   status: number;
   body: string;
@@ -130,8 +142,8 @@ test('under a bronze flood, platinum jumps the queue; when the flood stops every
   assert.is(b.get('bronze')!.queued, 0, 'none left waiting while capacity is free');
 });
 
-test('a full room sheds the lowest band first, with 429 and Retry-After', async () => {
-  const flood = bronze(18);
+test('a full room sheds the lowest band first, with 429 and Retry-After, and each shed request leaves its usage record', async () => {
+  const flood = Array.from({ length: 18 }, (_, i) => send({ 'x-llmgw-priority': 'bronze', 'x-request-id': `flood-${i}` }, 150));
   await until(async () => (await bands()).get('bronze')!.queued >= 14, 'the room full of bronze');
   // Three at once: a bronze release in between may give one of them a free place, not all three.
   const silver = [0, 1, 2].map(() => send({ 'x-llmgw-priority': 'silver' }, 1));
@@ -143,24 +155,39 @@ test('a full room sheds the lowest band first, with 429 and Retry-After', async 
   assert.is(err.error.type, 'rate_limit_error');
   assert.ok(replies.some((r) => /shed to make room for a silver request/.test(r.body)), 'one made way for the silver request');
   for (const r of await Promise.all(silver)) assert.is(r.status, 200);
+  const ids = replies.flatMap((r, i) => (r.status === 429 ? [`flood-${i}`] : []));
+  await until(async () => (await usage()).filter((u) => u.id.startsWith('flood-')).length === 18, 'a usage record for every bronze request');
+  const records = new Map((await usage()).map((u) => [u.id, u]));
+  for (const id of ids) {
+    const u = records.get(id)!;
+    assert.equal([u.status, u.error, u.band], [429, 'LLMGW_QUEUE_FULL', 'bronze'], id);
+  }
 });
 
-test('a request that waits past its band timeout gets a 503 with Retry-After', async () => {
+test('a request that waits past its band timeout gets a 503 with Retry-After, and leaves its usage record', async () => {
+  await engineIdle();
   const stop = new AbortController();
   const flood = Array.from({ length: 4 }, () => send({ 'x-llmgw-priority': 'bronze' }, 5_000, url, stop.signal).catch((e: Error) => e));
   await until(async () => (await bands()).get('bronze')!.queued >= 2, 'saturated');
-  const gold = await send({ 'x-llmgw-priority': 'gold' }, 1);
-  if (gold.status !== 503) stop.abort(); // do not leave the flood to the next test
-  assert.is(gold.status, 503, gold.body);
-  assert.match(gold.body, /waited \d+ ms for capacity on 'm' \(gold band limit 150 ms\)/);
-  assert.is(gold.retryAfter, '1');
-  assert.is((await bands()).get('gold')!.timedOut, 1);
-  stop.abort();
-  await Promise.all(flood);
+  try {
+    const gold = await send({ 'x-llmgw-priority': 'gold', 'x-request-id': 'gold-timeout' }, 1);
+    assert.is(gold.status, 503, gold.body);
+    assert.match(gold.body, /waited \d+ ms for capacity on 'm' \(gold band limit 150 ms\)/);
+    assert.is(gold.retryAfter, '1');
+    assert.is((await bands()).get('gold')!.timedOut, 1);
+    await until(async () => (await usage()).some((u) => u.id === 'gold-timeout'), 'the timed-out request\'s usage record');
+    const u = (await usage()).find((r) => r.id === 'gold-timeout')!;
+    assert.equal([u.status, u.error, u.band], [503, 'LLMGW_QUEUE_TIMEOUT', 'gold']);
+    assert.ok(u.queueMs >= 149, `waited ${u.queueMs} ms`); // 150 by a wall clock of whole milliseconds
+  } finally {
+    stop.abort(); // whatever failed, the flood must not reach the next test
+    await Promise.all(flood);
+  }
   await until(async () => (await bands()).get('bronze')!.queued === 0, 'the flood gone');
 });
 
 test('a client that disconnects while queued leaves the queue at once', async () => {
+  await engineIdle();
   // Requests too long to finish during the test: nothing is released while it looks.
   const stop = new AbortController();
   const flood = Array.from({ length: 4 }, () => send({ 'x-llmgw-priority': 'bronze' }, 5_000, url, stop.signal).catch((e: Error) => e));
