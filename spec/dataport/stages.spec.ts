@@ -126,7 +126,7 @@ test('parse: each malformed body is refused with its param, and still leaves one
 });
 
 test('resolve: an unknown model is a 404 naming what exists; an unknown profile is a 400', async () => {
-  const unknown = await post(JSON.stringify({ model: 'nope', messages: [] }));
+  const unknown = await post(JSON.stringify({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] }));
   assert.is(unknown.status, 404);
   assert.match(unknown.text, /available: m, orphan, mm/);
   const profile = await post(chat(), { 'x-llmgw-profile': 'fastest' });

@@ -27,6 +27,7 @@ export const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--max-num-seqs': 'N',
   '--num-gpu-blocks': 'N',
   '--max-model-len': 'TOKENS',
+  '--poison-marker': 'TEXT',
   '--admin': 'URL|HOST:PORT',
   '--token': 'TOKEN',
   '--nvidia-smi': 'PATH',
