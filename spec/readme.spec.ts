@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
+import { until } from './support/until.js';
 import { suite } from './support/uvu.js';
 
 const test = suite('README commands, as written');
@@ -39,6 +40,15 @@ function commands(): string[] {
   return [...found].sort();
 }
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 interface Ran {
   code: number | null;
   stdout: string;
@@ -60,14 +70,17 @@ function sh(line: string, env: Record<string, string> = {}): Promise<Ran> {
 /** Starts a long-running command and resolves with the first stdout line matching `ready`, and a stop. */
 function start(line: string, ready: RegExp, env: Record<string, string>): Promise<{ match: RegExpMatchArray; stop: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
-    // exec: the signal reaches the command itself, not the shell.
-    const child = spawn('sh', ['-c', `exec ${line}`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // In its own process group, signalled as a whole as a terminal's Ctrl-C would be:
+    // npx does not pass a signal on to the llmgw it started.
+    const child = spawn('sh', ['-c', `exec ${line}`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     let err = '';
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     const stop = async (): Promise<void> => {
-      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
       await exited;
+      // npx exits at once; wait until nothing of the group is left.
+      await until(() => !groupAlive(child.pid!), `${line}: every process of its group gone`);
       child.stdout.destroy();
       child.stderr.destroy();
     };
