@@ -152,6 +152,12 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     }
     const sse = f.stream && status === 200;
     if (sse) headers['cache-control'] = 'no-cache';
+    else {
+      // A JSON body is relayed byte for byte: its length holds, and without chunked
+      // framing the response ends with its last chunk instead of one more write.
+      const length = upstream.headers['content-length'];
+      if (typeof length === 'string') headers['content-length'] = length;
+    }
     f.onAnswer();
     res.writeHead(status, headers);
     ttftMs = performance.now() - f.arrived;
