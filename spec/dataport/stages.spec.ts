@@ -4,6 +4,7 @@
 // that account leaves exactly one usage record whatever the ending.
 
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import * as assert from 'uvu/assert';
@@ -180,6 +181,19 @@ test('account: a client that leaves before the answer still leaves one record, a
   assert.is(records.length, before + 1);
   assert.is(records.at(-1)!.status, 499);
   await until(() => port.inFlight() === 0, 'nothing in flight');
+});
+
+test('parse: a client that hangs up half-way through its body leaves a 499 record at once', async () => {
+  const before = records.length;
+  const { port: p } = new URL(url);
+  const socket = connect(Number(p), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":"m",');
+  await until(() => port.inFlight() === 1, 'the request being read');
+  socket.destroy();
+  await until(() => records.length > before, 'the usage record', 3_000);
+  assert.is(records.at(-1)!.status, 499);
+  assert.is(port.inFlight(), 0);
 });
 
 test.run();

@@ -21,10 +21,15 @@ export function parseStage(maxBodyBytes: number): Stage {
       try {
         ctx.raw = await readBody(req, maxBodyBytes);
       } catch (err) {
+        if (!(err instanceof LlmgwError)) {
+          // The client hung up before its body was in: nobody is left to answer.
+          record.status = 499;
+          return;
+        }
         // Let the client finish sending (within bounds) so that it reads the 413, then
         // close the connection: what is left of a body past the bounds is not worth reading.
         await discardBody(req, DISCARD_MAX_BYTES, DISCARD_MAX_MS);
-        return refuse(ctx, LlmgwError.from(err), null, { connection: 'close' });
+        return refuse(ctx, err, null, { connection: 'close' });
       }
       const parsed = parseRequestBody(ctx.raw, req.headers['content-type']);
       if (!('body' in parsed)) return refuse(ctx, new LlmgwError('LLMGW_INVALID_REQUEST', parsed.message), parsed.param);
