@@ -2,12 +2,10 @@
 // plain failure, it would kill an engine per attempt and then go on to the fallbacks.
 // Here it reaches two engines at most, blames neither, and the model keeps serving.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import * as assert from 'uvu/assert';
-import { startProcess, type Started } from '../support/process.js';
+import { startProcess, startServer, writeConfig, type Started } from '../support/process.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 
@@ -36,10 +34,7 @@ test.before(async () => {
     });
   sims.push(...(await Promise.all([0, 1, 2, 3].map((i) => fragile('pm', i)))));
   backup = await fragile('pm-backup', 9);
-  const dir = mkdtempSync(join(tmpdir(), 'llmgw-poison-'));
-  const config = join(dir, 'llmgw.yaml');
-  writeFileSync(
-    config,
+  const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 log_level: error
@@ -56,7 +51,7 @@ ${sims.map((s, i) => `  - { id: e${i}, url: "${s.match[1]}", models: [pm] }`).jo
   - { id: backup, url: "${backup.match[1]}", models: [pm-backup] }
 `,
   );
-  server = await startProcess(['run', '--role=server', '--config', config], { waitFor: /listening on (\S+) \(admin (\S+)\)/ });
+  server = await startServer(config);
   url = server.match[1]!;
   admin = server.match[2]!;
   await until(async () => (await endpoints()).every((e) => e.ready), 'every endpoint ready');

@@ -2,12 +2,9 @@
 // and the client see when an engine refuses a request, when a client leaves a stream
 // half-way, and when clients send model names nobody serves.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
 import * as assert from 'uvu/assert';
-import { startProcess, type Started } from '../support/process.js';
+import { startProcess, startServer, writeConfig, type Started } from '../support/process.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 
@@ -41,10 +38,7 @@ async function record(id: string): Promise<Record_> {
 test.before(async () => {
   // Slow enough that a stream of 400 tokens is still running when the client leaves.
   sim = await startProcess(['run', '--role=sim', '--listen', '127.0.0.1:0', '--model', 'm', '--speed', '2', '--max-model-len', '256'], { waitFor: SIM_LINE });
-  const dir = mkdtempSync(join(tmpdir(), 'llmgw-path-'));
-  const config = join(dir, 'llmgw.yaml');
-  writeFileSync(
-    config,
+  const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 log_level: error
@@ -55,7 +49,7 @@ endpoints:
   - { id: a, url: "${sim.match[1]}", models: [m] }
 `,
   );
-  server = await startProcess(['run', '--role=server', '--config', config], { waitFor: /listening on (\S+) \(admin (\S+)\)/ });
+  server = await startServer(config);
   url = server.match[1]!;
   admin = server.match[2]!;
 });

@@ -5,13 +5,11 @@
 // be a 5xx, every error must be in the OpenAI shape, the engine must survive, and the
 // port must serve valid requests afterwards.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
-import { startProcess, type Started } from '../support/process.js';
+import { startProcess, startServer, writeConfig, type Started } from '../support/process.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 import { fuzzCase, rng, type FuzzCase } from './fuzz-bodies.js';
@@ -34,10 +32,7 @@ test.before(async () => {
   sim = await startProcess(['run', '--role=sim', '--listen', '127.0.0.1:0', '--model', 'm', '--speed', '1000', '--seed', '1', '--max-model-len', String(MAX_MODEL_LEN), '--fragile'], {
     waitFor: /listening on (http:\S+)/,
   });
-  const dir = mkdtempSync(join(tmpdir(), 'llmgw-fuzz-'));
-  const config = join(dir, 'llmgw.yaml');
-  writeFileSync(
-    config,
+  const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 log_level: error
@@ -51,7 +46,7 @@ endpoints:
   - { id: fragile, url: "${sim.match[1]!}", models: [m] }
 `,
   );
-  server = await startProcess(['run', '--role=server', '--config', config], { waitFor: /listening on (\S+) \(admin (\S+)\)/ });
+  server = await startServer(config);
   url = server.match[1]!;
   const parsed = new URL(url);
   host = parsed.hostname;

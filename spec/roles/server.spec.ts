@@ -1,17 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { runCli } from '../support/cli.js';
-import { startProcess, type Started } from '../support/process.js';
+import { startServer, writeConfig, type Started } from '../support/process.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'llmgw-server-'));
-const configPath = join(dir, 'llmgw.yaml');
-writeFileSync(
-  configPath,
+const configPath = writeConfig(
   `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 admin_token: "s3cret"
@@ -35,7 +30,7 @@ let url: string;
 let admin: string;
 
 test.before(async () => {
-  server = await startProcess(['run', '--role=server', '--config', configPath], { waitFor: /listening on (\S+) \(admin (\S+)\)/ });
+  server = await startServer(configPath);
   url = server.match[1]!;
   admin = server.match[2]!;
 });

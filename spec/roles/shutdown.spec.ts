@@ -2,12 +2,9 @@
 // deadline ends with an error event and [DONE] (not a silent cut), the admin port says
 // how the drain goes until the end, and the log says how many were cut.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
 import * as assert from 'uvu/assert';
-import { startProcess, type Started } from '../support/process.js';
+import { startProcess, startServer, writeConfig, type Started } from '../support/process.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 
@@ -25,10 +22,7 @@ test.after(async () => {
 });
 
 test('a stream running at the deadline ends with an error event and [DONE]; the admin port reports the drain', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'llmgw-shutdown-'));
-  const config = join(dir, 'llmgw.yaml');
-  writeFileSync(
-    config,
+  const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 runtime: { shutdown_timeout_ms: 1500 }
@@ -38,7 +32,7 @@ endpoints: [{ id: a, url: "${sim.match[1]}", models: [m] }]
 `,
   );
   // The specs run with logs silenced; this one reads the shutdown's warning.
-  const server = await startProcess(['run', '--role=server', '--config', config], { waitFor: /listening on (\S+) \(admin (\S+)\)/, env: { LLMGW_LOG_LEVEL: 'warn' } });
+  const server = await startServer(config, { env: { LLMGW_LOG_LEVEL: 'warn' } });
   const [url, admin] = [server.match[1]!, server.match[2]!];
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   try {
@@ -80,10 +74,7 @@ endpoints: [{ id: a, url: "${sim.match[1]}", models: [m] }]
 });
 
 test('requests that finish within the grace period are not cut', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'llmgw-shutdown-'));
-  const config = join(dir, 'llmgw.yaml');
-  writeFileSync(
-    config,
+  const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 runtime: { shutdown_timeout_ms: 8000 }
@@ -92,7 +83,7 @@ models: [{ name: m }]
 endpoints: [{ id: a, url: "${sim.match[1]}", models: [m] }]
 `,
   );
-  const server = await startProcess(['run', '--role=server', '--config', config], { waitFor: /listening on (\S+) \(admin (\S+)\)/, env: { LLMGW_LOG_LEVEL: 'warn' } });
+  const server = await startServer(config, { env: { LLMGW_LOG_LEVEL: 'warn' } });
   const url = server.match[1]!;
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   try {

@@ -3,16 +3,14 @@
 // engine and closes once it is back, fallbacks serve when a model has no endpoint, and
 // a client that leaves cancels the engine's work.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { runCli } from '../support/cli.js';
-import { startProcess, type Started } from '../support/process.js';
+import { startProcess, startServer, writeConfig, type Started } from '../support/process.js';
 import { until } from '../support/until.js';
 
 const test = suite('router e2e: failover, breaker, fallback, cancellation (real processes)');
@@ -73,10 +71,7 @@ test.before(async () => {
   });
   await new Promise<void>((resolve) => sick.listen(0, '127.0.0.1', resolve));
   urls.sick = `http://127.0.0.1:${(sick.address() as AddressInfo).port}`;
-  const dir = mkdtempSync(join(tmpdir(), 'llmgw-router-'));
-  const config = join(dir, 'llmgw.yaml');
-  writeFileSync(
-    config,
+  const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 log_level: error
@@ -105,7 +100,7 @@ endpoints:
   - { id: d, url: "${urls.d}", models: [flaky] }
 `,
   );
-  server = await startProcess(['run', '--role=server', '--config', config], { waitFor: /listening on (\S+) \(admin (\S+)\)/ });
+  server = await startServer(config);
   url = server.match[1]!;
   admin = server.match[2]!;
 });

@@ -4,6 +4,9 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CLI } from './cli.js';
 
 export interface StartOptions {
@@ -104,4 +107,31 @@ export function startProcess(args: string[], opts: StartOptions): Promise<Starte
     child.once('exit', onExit);
     child.once('error', onError);
   });
+}
+
+const configDirs: string[] = [];
+
+/**
+ * Writes `yaml` as `llmgw.yaml` in a fresh temporary folder and returns its path; the
+ * folders go when the spec process exits.
+ */
+export function writeConfig(yaml: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'llmgw-spec-'));
+  if (configDirs.push(dir) === 1) process.on('exit', () => configDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const path = join(dir, 'llmgw.yaml');
+  writeFileSync(path, yaml);
+  return path;
+}
+
+export interface StartedServer extends Started {
+  /** The data port's URL. */
+  url: string;
+  /** The admin port's URL. */
+  admin: string;
+}
+
+/** Starts `llmgw run --role=server --config <config>` and waits for its listening line. */
+export async function startServer(config: string, opts: Omit<StartOptions, 'waitFor'> = {}): Promise<StartedServer> {
+  const server = await startProcess(['run', '--role=server', '--config', config], { ...opts, waitFor: /listening on (\S+) \(admin (\S+)\)/ });
+  return Object.assign(server, { url: server.match[1]!, admin: server.match[2]! });
 }

@@ -1,15 +1,12 @@
 // Admission control end to end: a real server in front of a real simulated engine that
 // runs two sequences at a time, flooded with bronze requests.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { suite } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import type { BandStats } from '../../../src/messages/admission.js';
 import { runCli } from '../../support/cli.js';
-import { startProcess, type Started } from '../../support/process.js';
+import { startProcess, startServer, writeConfig, type Started } from '../../support/process.js';
 import { until } from '../../support/until.js';
 
 const test = suite('admission e2e: bands, queueing, shedding, timeouts (real processes)');
@@ -59,10 +56,7 @@ function send(headers: Record<string, string>, maxTokens: number, base = url, si
 const bronze = (n: number, maxTokens = 150): Promise<Reply>[] => Array.from({ length: n }, () => send({ 'x-llmgw-priority': 'bronze' }, maxTokens));
 
 function config(admission: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'llmgw-admission-'));
-  const path = join(dir, 'llmgw.yaml');
-  writeFileSync(
-    path,
+  const path = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 log_level: error
@@ -95,8 +89,8 @@ test.before(async () => {
       - { name: bronze }`);
   const off = config('    enabled: false');
   [server, open] = await Promise.all([
-    startProcess(['run', '--role=server', '--config', on], { waitFor: /listening on (\S+) \(admin (\S+)\)/ }),
-    startProcess(['run', '--role=server', '--config', off], { waitFor: /listening on (\S+) \(admin (\S+)\)/ }),
+    startServer(on),
+    startServer(off),
   ]);
   [url, admin] = [server.match[1]!, server.match[2]!];
   [openUrl, openAdmin] = [open.match[1]!, open.match[2]!];
