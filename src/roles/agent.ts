@@ -3,6 +3,9 @@
 import { hostname } from 'node:os';
 import { supervisorActor } from '../actors/agent/supervisor-actor.js';
 import { stopOnSignals } from '../lifecycle.js';
+import { LOG_LEVELS } from '../config/schema.js';
+import type { LogLevel } from '../config/types.js';
+import { LlmgwError } from '../errors.js';
 import { createLogger, setLogLevel } from '../log.js';
 import { drain, listen } from '../net/http-listen.js';
 import { SUPERVISOR } from '../messages/agent.js';
@@ -31,7 +34,8 @@ const log = createLogger('agent');
  */
 export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
   const config = loadAgentConfig(flags.configPath, { listen: flags.listen });
-  setLogLevel(config.log_level);
+  // As on the server, LLMGW_LOG_LEVEL beats the file: one knob for every role's logs.
+  setLogLevel(logLevelFromEnv() ?? config.log_level);
   const knobs = configKnobs(flags.configPath ?? 'agent.yaml (passed with --config)');
   await checkHardware(config, knobs);
   // `respawn`: a new thread restarts the supervisor, whose init adopts the engines again.
@@ -97,4 +101,11 @@ export async function runAgent(flags: AgentFlags): Promise<void> {
   process.stdout.write(`llmgw agent listening on ${agent.url}\n`);
   log.info('listening', { url: agent.url, pid: process.pid });
   stopOnSignals(() => agent.close(), log, 'signal received; leaving engines running for the next agent to adopt');
+}
+
+function logLevelFromEnv(): LogLevel | null {
+  const v = process.env.LLMGW_LOG_LEVEL;
+  if (v === undefined) return null;
+  if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new LlmgwError('LLMGW_CONFIG_INVALID', `env LLMGW_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}, not '${v}'`);
+  return v as LogLevel;
 }
