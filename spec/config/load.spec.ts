@@ -168,7 +168,7 @@ test('every default is filled in, and optional keys stay unset', () => {
       max_queued: 10000,
       aging_ms: 10000,
     },
-    retries: { max_attempts: 3, budget_percent: 20, min_retry_concurrency: 3 },
+    retries: { max_attempts: 3, budget_percent: 20, min_retry_concurrency: 10 },
     cooldown: { failures: 2, ms: 2000 },
     breaker: { failures: 5, open_ms: 10000, max_open_ms: 300000 },
     prefix: { block_chars: 256, max_blocks: 256, index_entries: 200000, offload_bytes: 32768 },

@@ -101,6 +101,25 @@ test('retries in flight stay within the budget: beyond it a failed request is no
   assert.equal(budget.inFlight, { requests: 0, retries: 0 });
 });
 
+test('a retry gives its slot back once its answer begins, not when its stream ends', () => {
+  const budget = new RetryBudget(0, 1);
+  const [a, b] = [setup(3, budget).plan, setup(3, budget).plan];
+  const first = a.next(NOW)!;
+  first.release(NOW);
+  a.failed(first, FAILED, null, NOW);
+  a.next(NOW);
+  assert.equal(budget.inFlight.retries, 1);
+  a.answered(NOW);
+  assert.equal(budget.inFlight.retries, 0, 'the retry is streaming: its slot is free');
+  const other = b.next(NOW)!;
+  other.release(NOW);
+  b.failed(other, FAILED, null, NOW);
+  assert.ok(b.next(NOW), 'another request may retry meanwhile');
+  a.done(NOW);
+  b.done(NOW);
+  assert.equal(budget.inFlight, { requests: 0, retries: 0 });
+});
+
 test('the budget grows with the requests in flight', () => {
   const budget = new RetryBudget(20, 3);
   assert.is(budget.limit(), 3, 'the floor');

@@ -250,8 +250,8 @@ const schema: SchemaNode = object(
           'Retries of a request that failed before its first byte reached the client, each on a different endpoint.',
           {
             max_attempts: int('Most attempts per request, the first included. 1 disables retries.', 1, { maximum: 10, default: 3 }),
-            budget_percent: int('Retries in flight at most this share of the requests in flight, in percent, so a fleet-wide fault cannot become a retry storm.', 0, { maximum: 100, default: 20 }),
-            min_retry_concurrency: int('Retries always allowed in flight whatever the budget, so a quiet gateway still retries.', 0, { default: 3 }),
+            budget_percent: int('Retries waiting for an answer at most this share of the requests in flight, in percent, so a fleet-wide fault cannot become a retry storm.', 0, { maximum: 100, default: 20 }),
+            min_retry_concurrency: int('Retries always allowed in flight whatever the budget, so a quiet gateway still rides out an engine that dies under the requests sent to it.', 0, { default: 10 }),
           },
           { default: {} },
         ),

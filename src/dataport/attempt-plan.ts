@@ -28,7 +28,7 @@ interface Suspect {
  * Which endpoints one request tries, in which order, and when it stops: each attempt
  * goes to the scheduler's pick among the endpoints not yet tried, first of the model,
  * then of its fallbacks in order, up to `maxAttempts`; a retry needs a slot of the
- * retry budget.
+ * retry budget, held until its answer begins.
  *
  * Poison containment: a request that kills or breaks the engine it reaches (a "query of
  * death") would otherwise be retried into every engine of the model and its fallbacks.
@@ -113,9 +113,14 @@ export class AttemptPlan {
     this.commit(now);
   }
 
-  /** The answer began on some endpoint: the failures held until now were the endpoints' own. */
+  /**
+   * The answer began on some endpoint: the failures held until now were the endpoints'
+   * own, and a retry gives its slot back. The budget bounds retries still waiting for an
+   * answer — what piles up in a fleet-wide fault — not the streams they became.
+   */
   answered(now: number): void {
     this.commit(now);
+    this.endRetry();
   }
 
   /** Why the request got no answer: the last failure, the poison verdict, or no endpoint at all. */
@@ -140,9 +145,13 @@ export class AttemptPlan {
   /** The request ended: held failures count, the retry slot is given back. */
   done(now: number): void {
     this.commit(now);
+    this.endRetry();
+    this.deps.budget.left();
+  }
+
+  private endRetry(): void {
     if (this.retrying) this.deps.budget.retryEnded();
     this.retrying = false;
-    this.deps.budget.left();
   }
 
   private commit(now: number): void {
