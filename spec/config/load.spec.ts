@@ -85,6 +85,8 @@ endpoints:
     pool: ib-a/h100-80g
     weight: 2.5
     priority: -1
+    max_num_seqs: 128
+    priority_scheduling: lower-first
 simulate:
   - model: llama-3.1-8b
     replicas: 3
@@ -130,7 +132,16 @@ test('a config that sets every key is read as written', () => {
   assert.is(c.admin_token, 's3cret');
   assert.is(c.log_level, 'debug');
   assert.equal(c.models[1]!.profiles[0], { name: 'h100-tp4', engine: 'sglang', gpu_class: 'h100-80g', tp: 4, pp: 2, nodes: 2, replicas: 0 });
-  assert.equal(c.endpoints[0], { id: 'gpu-a-0', url: 'https://gpu-a-0.example:8000', models: ['llama-3.1-8b'], pool: 'ib-a/h100-80g', weight: 2.5, priority: -1 });
+  assert.equal(c.endpoints[0], {
+    id: 'gpu-a-0',
+    url: 'https://gpu-a-0.example:8000',
+    models: ['llama-3.1-8b'],
+    pool: 'ib-a/h100-80g',
+    weight: 2.5,
+    priority: -1,
+    max_num_seqs: 128,
+    priority_scheduling: 'lower-first',
+  });
   assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 3, speed: 10, flavor: 'sglang', seed: 7, max_num_seqs: 64, num_gpu_blocks: 1000 });
   assert.is(c.models[0]!.max_model_len, 32768);
   assert.is(c.models[0]!.routing_profile, 'chat');

@@ -57,6 +57,23 @@ test('an engine back after being down long enough to have restarted has its batc
   await table.close();
 });
 
+test('a configured batch size is known from the start, and neither scrapes nor a restart override it', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add({ ...spec('a', 1), batchSize: 32 });
+  assert.is(e.batchCapacity, 32, 'before any scrape: admission has it for the first request');
+  const probe = (ready: boolean, waiting: number, running: number, at: number) =>
+    table.apply({ id: 'a', ready, reason: ready ? null : 'down', models: ['m'], maxModelLen: null, at, load: ready ? { waiting, running, kvUsage: 0.5 } : null, loadError: ready ? null : 'down' });
+  probe(true, 3, 20, 1);
+  probe(true, 3, 20, 2);
+  assert.is(e.batchCapacity, 32, 'queueing at 20 running (KV-bound) does not shrink it');
+  probe(false, 0, 0, 1_000);
+  probe(true, 0, 0, 20_000);
+  assert.is(e.batchCapacity, 32, 'back after a restart: still what the config says');
+  table.update([{ ...spec('a', 1), batchSize: 64 }]);
+  assert.is(e.batchCapacity, 64, 'a reload that changes it applies at once');
+  await table.close();
+});
+
 test("a model's context is the longest its ready endpoints listed; an engine down keeps what it said, but does not count", async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   table.add(spec('a', 1));

@@ -149,6 +149,11 @@ const endpoint = object(
       description: 'Higher priorities are tried first: an endpoint receives traffic only while no usable endpoint of a higher priority serves the model.',
       default: 0,
     },
+    max_num_seqs: int("The engine's batch size (its --max-num-seqs). Set, admission counts free slots from it from the first request on; unset, it is learnt from the engine's queue.", 1),
+    priority_scheduling: str(
+      "Set when the engine orders its queue by the request's `priority` field: llmgw then sends the admission band in it. vLLM with --scheduling-policy priority serves lower values first; SGLang with --enable-priority-scheduling serves lower first only with --schedule-low-priority-values-first.",
+      { enum: ['lower-first', 'higher-first'] },
+    ),
   },
   { required: ['id', 'url', 'models'] },
 );

@@ -90,6 +90,8 @@ export interface EndpointConfig {
   readonly pool?: string;
   readonly weight: number;
   readonly priority: number;
+  readonly max_num_seqs?: number;
+  readonly priority_scheduling?: 'lower-first' | 'higher-first';
 }
 
 export interface SimulateConfig {

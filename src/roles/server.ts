@@ -17,6 +17,7 @@ import { ENDPOINT_REGISTRY, healthPollerAddress } from '../messages/endpoints.js
 import { simEngineAddress } from '../messages/sim.js';
 import { drain, listen } from '../net/http-listen.js';
 import { Catalog } from '../router/catalog.js';
+import { ENGINE_DEFAULTS } from '../sim/engine.js';
 import { Admission } from '../router/admission/admission.js';
 import { admissionMetrics } from '../router/admission/admission-metrics.js';
 import { endpointMetrics } from '../router/endpoint-metrics.js';
@@ -74,7 +75,9 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     if (admissions) await system.spawn(admissionActor, { address: ADMISSION, args: { admissions, tickMs: ADMISSION_TICK_MS } });
     await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
     await startSimulatedEngines(system, table, config);
-    for (const e of config.endpoints) table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null });
+    for (const e of config.endpoints) {
+      table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, enginePriority: e.priority_scheduling ?? null });
+    }
     warnUnserved(table, config, flags.configPath);
     await startPollers(system, table, config);
   } catch (err) {
@@ -185,7 +188,8 @@ async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, 
         args: { model: s.model, flavor: s.flavor, speed: s.speed, seed: s.seed + i, maxNumSeqs: s.max_num_seqs, numGpuBlocks: s.num_gpu_blocks },
       });
       const url = await ref.ask({ type: 'address' }, { timeoutMs: 30_000 });
-      table.add({ id, url, models: [s.model], weight: 1, priority: 0, pool: null });
+      // Started here: its batch size is known, not learnt.
+      table.add({ id, url, models: [s.model], weight: 1, priority: 0, pool: null, batchSize: s.max_num_seqs ?? ENGINE_DEFAULTS.maxNumSeqs });
       log.info('simulated engine started', { endpoint: id, url });
     }
   }

@@ -16,9 +16,21 @@ export interface EndpointSpec {
   priority: number;
   /** The pool the endpoint belongs to (fabric/gpu class), for metrics and admission. */
   pool: string | null;
+  /**
+   * The engine's batch size (`--max-num-seqs`) where the config or the launch says it:
+   * admission then counts room from it at once, and nothing learnt overrides it.
+   */
+  batchSize?: number | null;
+  /** How the engine orders a request's `priority` field, when it runs with a priority policy; null: it does not. */
+  enginePriority?: EnginePriority | null;
 }
 
+/** vLLM's `--scheduling-policy priority` serves lower values first; SGLang can be set either way. */
+export type EnginePriority = 'lower-first' | 'higher-first';
+
 export interface EndpointState extends EndpointSpec {
+  batchSize: number | null;
+  enginePriority: EnginePriority | null;
   ready: boolean;
   reason: string | null;
   probedAt: number | null;
@@ -84,7 +96,9 @@ export class EndpointTable {
       loadError: null,
       inflightAtLoad: 0,
       inflightLog: new InflightLog(),
-      batchCapacity: null,
+      batchSize: spec.batchSize ?? null,
+      enginePriority: spec.enginePriority ?? null,
+      batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
       downSince: null,
       inflight: 0,
@@ -114,6 +128,8 @@ export class EndpointTable {
         e.weight = next.weight;
         e.priority = next.priority;
         e.pool = next.pool;
+        e.enginePriority = next.enginePriority ?? null;
+        if ((next.batchSize ?? null) !== e.batchSize) e.batchCapacity = e.batchSize = next.batchSize ?? null;
         continue;
       }
       this.byId.delete(id);
@@ -140,7 +156,7 @@ export class EndpointTable {
     // overfill a busy engine.
     if (!probe.ready && e.ready) e.downSince = probe.at;
     if (probe.ready && !e.ready && e.downSince !== null && probe.at - e.downSince >= RELEARN_AFTER_DOWN_MS) {
-      e.batchCapacity = null;
+      e.batchCapacity = e.batchSize;
       e.queuedScrapes = 0;
     }
     if (probe.ready) e.downSince = null;
@@ -157,7 +173,8 @@ export class EndpointTable {
       const log = e.inflightLog;
       e.inflightAtLoad = e.inflight - log.startedSince(probe.at) + log.endedSince(probe.at);
       e.queuedScrapes = probe.load.waiting > 0 ? e.queuedScrapes + 1 : 0;
-      e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes);
+      // A configured batch size is the truth; learning only stands in for one.
+      if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes);
       e.loadError = null;
     } else {
       e.loadError = probe.loadError;

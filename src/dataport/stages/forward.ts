@@ -1,5 +1,6 @@
 import type { RouterConfig } from '../../config/types.js';
 import { createLogger } from '../../log.js';
+import type { EnginePriority } from '../../router/endpoint-table.js';
 import { attempt, type Outcome, type Relayed } from '../attempt.js';
 import type { Stage } from '../pipeline.js';
 import { promptText } from '../prompt.js';
@@ -14,23 +15,30 @@ const log = createLogger('dataport');
  * the outcome is written into the usage record.
  */
 export function forwardStage(router: RouterConfig): Stage {
+  const bands = router.admission.bands.length;
   return {
     name: 'forward',
     async run(ctx) {
       const { plan, res, record } = ctx;
       let payload: string | Buffer | null = null;
-      let payloadModel = '';
+      let payloadKey = '';
+      const asSent = ctx.body.priority;
       for (let lease = plan.next(Date.now()); lease; lease = plan.next(Date.now())) {
         const model = plan.servedModel;
-        if (payload === null || payloadModel !== model) {
+        const priority = enginePriority(lease.endpoint.enginePriority, ctx.band, bands);
+        const key = priority === null ? model : `${model}\u0000${priority}`;
+        if (payload === null || payloadKey !== key) {
           // Re-serialising an 8 KB prompt costs the main thread ~10 µs: skip it when the
           // client already named the model that serves and nothing was added.
-          if (model === ctx.body.model && ctx.raw.length > 0) payload = ctx.raw;
+          if (model === ctx.body.model && ctx.raw.length > 0 && priority === null) payload = ctx.raw;
           else {
             ctx.body.model = model;
+            if (priority !== null) ctx.body.priority = priority;
+            else if (asSent === undefined) delete ctx.body.priority;
+            else ctx.body.priority = asSent;
             payload = JSON.stringify(ctx.body);
           }
-          payloadModel = model;
+          payloadKey = key;
         }
         const sending = attempt(lease, {
           req: ctx.req,
@@ -66,6 +74,17 @@ export function forwardStage(router: RouterConfig): Stage {
       refuse(ctx, err, null, headers);
     },
   };
+}
+
+/**
+ * The `priority` field for an engine that orders its queue by it, from the request's
+ * admission band (the first band the most urgent); null when the engine runs no priority
+ * policy or admission is off. The band decides, not the client: the field is the
+ * gateway's to set once an operator says the engine reads it.
+ */
+function enginePriority(order: EnginePriority | null, band: number, bands: number): number | null {
+  if (order === null || band < 0) return null;
+  return order === 'lower-first' ? band : bands - 1 - band;
 }
 
 function settle(ctx: RequestContext, outcome: Outcome): void {
