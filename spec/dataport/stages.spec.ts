@@ -10,6 +10,7 @@ import { request } from 'undici';
 import * as assert from 'uvu/assert';
 import { parseConfig } from '../../src/config/index.js';
 import { createDataPort, type DataPort } from '../../src/dataport/data-port.js';
+import { LlmgwError } from '../../src/errors.js';
 import type { UsageRecord } from '../../src/messages/accounting.js';
 import { Catalog } from '../../src/router/catalog.js';
 import { EndpointTable } from '../../src/router/endpoint-table.js';
@@ -194,6 +195,29 @@ test('parse: a client that hangs up half-way through its body leaves a 499 recor
   await until(() => records.length > before, 'the usage record', 3_000);
   assert.is(records.at(-1)!.status, 499);
   assert.is(port.inFlight(), 0);
+});
+
+test('cut: a request cut while its body is still coming is answered once, recorded as cut, and never reaches the engine', async () => {
+  const before = records.length;
+  const sent = received.length;
+  const body = chat();
+  const { port: p } = new URL(url);
+  const socket = connect(Number(p), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString('utf8')));
+  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  await until(() => port.inFlight() === 1, 'the request being read');
+  assert.is(port.cutAll(new LlmgwError('LLMGW_SHUTTING_DOWN', 'shutting down')), 1);
+  await until(() => answer.includes('shutting_down'), 'the cut answer');
+  socket.write(body.slice(10));
+  await until(() => records.length > before, 'the usage record');
+  socket.destroy();
+  assert.is(records.at(-1)!.status, 503);
+  assert.is(records.at(-1)!.error, 'LLMGW_SHUTTING_DOWN');
+  assert.is(received.length, sent, 'the engine never saw the cut request');
+  assert.is(answer.match(/HTTP\/1\.1 /g)?.length, 1, 'one answer');
+  await until(() => port.inFlight() === 0, 'nothing in flight');
 });
 
 test.run();
