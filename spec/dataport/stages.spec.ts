@@ -50,6 +50,11 @@ test.before(async () => {
       const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
       // A request that says `hold` gets no answer: its client is the one to leave.
       if (JSON.stringify(body.messages).includes('hold')) return;
+      // `fail-slowly` gets a 500 whose body never ends.
+      if (JSON.stringify(body.messages).includes('fail-slowly')) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        return void res.write('{"error":');
+      }
       res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
       res.end(answer(body));
     });
@@ -218,6 +223,17 @@ test('cut: a request cut while its body is still coming is answered once, record
   assert.is(received.length, sent, 'the engine never saw the cut request');
   assert.is(answer.match(/HTTP\/1\.1 /g)?.length, 1, 'one answer');
   await until(() => port.inFlight() === 0, 'nothing in flight');
+});
+
+test('cut: a request cut while its engine sends a 5xx is answered with the cut, not as the engine failing', async () => {
+  const sent = received.length;
+  const pending = post(chat({ messages: [{ role: 'user', content: 'fail-slowly' }] }));
+  await until(() => received.length > sent, 'the engine answering 500');
+  assert.is(port.cutAll(new LlmgwError('LLMGW_SHUTTING_DOWN', 'shutting down')), 1);
+  const r = await pending;
+  assert.is(r.status, 503, r.text);
+  assert.is(r.record.error, 'LLMGW_SHUTTING_DOWN');
+  assert.is(received.length, sent + 1, 'tried once');
 });
 
 test.run();
