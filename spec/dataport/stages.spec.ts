@@ -10,6 +10,7 @@ import { request } from 'undici';
 import * as assert from 'uvu/assert';
 import { parseConfig } from '../../src/config/index.js';
 import { createDataPort, type DataPort } from '../../src/dataport/data-port.js';
+import { LlmgwError } from '../../src/errors.js';
 import type { UsageRecord } from '../../src/messages/accounting.js';
 import { Catalog } from '../../src/router/catalog.js';
 import { EndpointTable } from '../../src/router/endpoint-table.js';
@@ -49,6 +50,11 @@ test.before(async () => {
       const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
       // A request that says `hold` gets no answer: its client is the one to leave.
       if (JSON.stringify(body.messages).includes('hold')) return;
+      // `fail-slowly` gets a 500 whose body never ends.
+      if (JSON.stringify(body.messages).includes('fail-slowly')) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        return void res.write('{"error":');
+      }
       res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
       res.end(answer(body));
     });
@@ -194,6 +200,40 @@ test('parse: a client that hangs up half-way through its body leaves a 499 recor
   await until(() => records.length > before, 'the usage record', 3_000);
   assert.is(records.at(-1)!.status, 499);
   assert.is(port.inFlight(), 0);
+});
+
+test('cut: a request cut while its body is still coming is answered once, recorded as cut, and never reaches the engine', async () => {
+  const before = records.length;
+  const sent = received.length;
+  const body = chat();
+  const { port: p } = new URL(url);
+  const socket = connect(Number(p), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString('utf8')));
+  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  await until(() => port.inFlight() === 1, 'the request being read');
+  assert.is(port.cutAll(new LlmgwError('LLMGW_SHUTTING_DOWN', 'shutting down')), 1);
+  await until(() => answer.includes('shutting_down'), 'the cut answer');
+  socket.write(body.slice(10));
+  await until(() => records.length > before, 'the usage record');
+  socket.destroy();
+  assert.is(records.at(-1)!.status, 503);
+  assert.is(records.at(-1)!.error, 'LLMGW_SHUTTING_DOWN');
+  assert.is(received.length, sent, 'the engine never saw the cut request');
+  assert.is(answer.match(/HTTP\/1\.1 /g)?.length, 1, 'one answer');
+  await until(() => port.inFlight() === 0, 'nothing in flight');
+});
+
+test('cut: a request cut while its engine sends a 5xx is answered with the cut, not as the engine failing', async () => {
+  const sent = received.length;
+  const pending = post(chat({ messages: [{ role: 'user', content: 'fail-slowly' }] }));
+  await until(() => received.length > sent, 'the engine answering 500');
+  assert.is(port.cutAll(new LlmgwError('LLMGW_SHUTTING_DOWN', 'shutting down')), 1);
+  const r = await pending;
+  assert.is(r.status, 503, r.text);
+  assert.is(r.record.error, 'LLMGW_SHUTTING_DOWN');
+  assert.is(received.length, sent + 1, 'tried once');
 });
 
 test.run();

@@ -118,6 +118,8 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     const body = upstream.body;
     if (status >= 500) {
       const text = await readText(body).catch(() => '');
+      // Cut, timed out or left while the error body was read: that, not the engine's status, is the ending.
+      if (abort.aborted) return early(null);
       const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
       // 503 says the engine is unavailable (overloaded, starting): its state, not the request's doing.
       if (status === 503) lease.failed(Date.now());
@@ -126,6 +128,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     if (status >= 400) {
       // The engine refused the request: its verdict reaches the client in our shape.
       const text = await readText(body).catch(() => '');
+      if (abort.aborted) return early(null);
       clearTimeout(firstToken);
       const wrapped = rewrapEngineError(status, text, lease.id);
       const out = JSON.stringify(wrapped);

@@ -15,6 +15,7 @@ import type { CpuRunner } from '../runtime/index.js';
 import { answerClientError } from './client-error.js';
 import { buildModelRoutes } from './model-routes.js';
 import { compose } from './pipeline.js';
+import { refuse } from './refuse.js';
 import type { InferencePath, RequestContext } from './request-context.js';
 import { sendError, sendJson } from '../net/respond.js';
 import { accountStage } from './stages/account.js';
@@ -121,7 +122,7 @@ export function createDataPort(opts: DataPortOptions): DataPort {
       let cut = 0;
       for (const ctx of [...active]) {
         if (ctx.cut.now) ctx.cut.now(error);
-        else if (!ctx.res.headersSent) sendError(ctx.res, error, null, { 'x-request-id': ctx.record.id, 'retry-after': '1' });
+        else if (!ctx.res.headersSent) refuse(ctx, error, null, { 'retry-after': '1' });
         else ctx.res.destroy();
         cut++;
       }

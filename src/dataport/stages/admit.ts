@@ -56,8 +56,9 @@ async function queue(ctx: RequestContext, admission: Admission): Promise<Permit 
   record.queueMs = performance.now() - queuedAt;
   if (left.signal.aborted) {
     // The client went away while queued (or just as it was released): nobody to answer.
+    // A response already ended was answered while queued (shutdown's cut), which the record keeps.
     permit?.release(Date.now());
-    record.status = 499;
+    if (!res.writableEnded) record.status = 499;
     return null;
   }
   return permit;

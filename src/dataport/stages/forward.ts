@@ -20,6 +20,10 @@ export function forwardStage(router: RouterConfig): Stage {
     name: 'forward',
     async run(ctx) {
       const { plan, res, record } = ctx;
+      // Answered while an earlier stage awaited (shutdown's cut), or its client left:
+      // nothing may be sent to an engine for a response that can no longer carry it.
+      if (res.writableEnded) return;
+      if (res.destroyed) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
       let payload: string | Buffer | null = null;
       let payloadKey = '';
       const asSent = ctx.body.priority;

@@ -49,7 +49,10 @@ const textOrTokens = anyOf(
   { type: 'array', minItems: 1, items: tokenIds },
 );
 
-const stop = anyOf('a string or an array of at most 4 strings', { type: nullable('string') }, { type: 'array', maxItems: 4, items: { type: 'string' } });
+// OpenAI's bounds of 4 stop strings and a temperature of 2 are its own: vLLM and SGLang
+// take any number of stop strings and any temperature from 0 (min_p sampling runs hot),
+// and clients written for them (evaluation harnesses) send both.
+const stop = anyOf('a string or an array of strings', { type: nullable('string') }, { type: 'array', items: { type: 'string' } });
 
 const textPart = obj({ type: { const: 'text' }, text: reqStr }, ['type', 'text'], 'a text part');
 /** Parts other than text (images, audio, files, video) carry engine-specific payloads: only their `type` is typed. */
@@ -123,7 +126,7 @@ const toolChoice = anyOf(
 );
 
 const responseFormat = {
-  ...orNull(obj({ type: { enum: ['text', 'json_object', 'json_schema'], expected: "'text', 'json_object' or 'json_schema'" }, json_schema: obj({ name: reqStr, schema: { type: 'object' }, strict: bool }, ['name']) }, ['type'])),
+  ...orNull(obj({ type: { enum: ['text', 'json_object', 'json_schema', 'structural_tag'], expected: "'text', 'json_object', 'json_schema' or 'structural_tag' (vLLM, SGLang)" }, json_schema: obj({ name: reqStr, schema: { type: 'object' }, strict: bool }, ['name']) }, ['type'])),
   if: { properties: { type: { const: 'json_schema' } }, required: ['type'] },
   then: { required: ['json_schema'] },
 };
@@ -139,7 +142,7 @@ const logitBias: Schema = {
 const sampling = {
   model: nonEmptyString,
   max_tokens: int(1, MAX_TOKENS_BOUND),
-  temperature: num(0, 2),
+  temperature: { type: nullable('number'), minimum: 0, expected: 'a number of at least 0' },
   top_p: num(0, 1),
   n: int(1, MAX_N),
   stop,
