@@ -3,35 +3,25 @@
 // engine sees (and what it leaves byte for byte), that forward walks the fallbacks, and
 // that account leaves exactly one usage record whatever the ending.
 
-import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import * as assert from 'uvu/assert';
-import { parseConfig } from '../../src/config/index.js';
-import { createDataPort, type DataPort } from '../../src/dataport/data-port.js';
+import type { DataPort } from '../../src/dataport/data-port.js';
 import { LlmgwError } from '../../src/errors.js';
 import type { UsageRecord } from '../../src/messages/accounting.js';
-import { Catalog } from '../../src/router/catalog.js';
-import { EndpointTable } from '../../src/router/endpoint-table.js';
-import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
-import { buildProfiles } from '../../src/router/scheduler/profiles.js';
-import { Scheduler } from '../../src/router/scheduler/scheduler.js';
-import { createScorers } from '../../src/router/scheduler/scorers.js';
-import { hashPrefix } from '../../src/tasks/prefix-hash.js';
-import { HEALTH } from '../router/helpers.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
+import { startInProcess, type InProcessPort } from './in-process.js';
 
 const test = suite('data port stages (in-process data port, recording engine)');
 
 const USAGE = { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 };
-let engine: Server;
 /** The bytes of each body the engine received. */
 const received: Buffer[] = [];
+let inProcess: InProcessPort;
 let port: DataPort;
 let url: string;
-const records: UsageRecord[] = [];
+let records: UsageRecord[];
 
 function answer(body: Record<string, unknown>): string {
   if (body.stream !== true) return JSON.stringify({ id: 'x', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE });
@@ -41,63 +31,37 @@ function answer(body: Record<string, unknown>): string {
 }
 
 test.before(async () => {
-  engine = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (d: Buffer) => parts.push(d));
-    req.on('end', () => {
-      const raw = Buffer.concat(parts);
-      received.push(raw);
-      const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-      // A request that says `hold` gets no answer: its client is the one to leave.
-      if (JSON.stringify(body.messages).includes('hold')) return;
-      // `fail-slowly` gets a 500 whose body never ends.
-      if (JSON.stringify(body.messages).includes('fail-slowly')) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        return void res.write('{"error":');
-      }
-      res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
-      res.end(answer(body));
-    });
-  });
-  await new Promise<void>((resolve) => engine.listen(0, '127.0.0.1', resolve));
-  const engineUrl = `http://127.0.0.1:${(engine.address() as AddressInfo).port}`;
-  const config = parseConfig(
+  inProcess = await startInProcess(
     `models:
   - { name: m, aliases: [mm] }
   - { name: orphan, fallbacks: [m] }
 router: { max_body_bytes: 4096, admission: { enabled: false } }
-# The table below is built by hand: 'orphan' gets no endpoint in it, so it falls back.
+# 'orphan' gets no engine, so it falls back.
 endpoints:
   - { id: engine, url: "http://127.0.0.1:9", models: [m] }
   - { id: never, url: "http://127.0.0.1:9", models: [orphan] }
 `,
-    'stages.yaml',
-    {},
+    {
+      engine: (_req, res, raw) => {
+        received.push(raw);
+        const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+        // A request that says `hold` gets no answer: its client is the one to leave.
+        if (JSON.stringify(body.messages).includes('hold')) return;
+        // `fail-slowly` gets a 500 whose body never ends.
+        if (JSON.stringify(body.messages).includes('fail-slowly')) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          return void res.write('{"error":');
+        }
+        res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
+        res.end(answer(body));
+      },
+    },
   );
-  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
-  const e = table.add({ id: 'engine', url: engineUrl, models: ['m'], weight: 1, priority: 0, pool: null });
-  e.ready = true;
-  e.reason = null;
-  const prefixIndex = new PrefixIndex(100);
-  port = createDataPort({
-    catalog: new Catalog(config.models),
-    table,
-    scheduler: new Scheduler(),
-    profiles: buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })),
-    modelProfiles: new Map(),
-    prefixIndex,
-    router: config.router,
-    cpu: { run: <R>(_task: string, data: unknown) => Promise.resolve(hashPrefix(data as Parameters<typeof hashPrefix>[0]) as R) },
-    usage: (r) => records.push({ ...r }),
-    admissions: null,
-  });
-  await new Promise<void>((resolve) => port.server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
+  ({ port, url, records } = inProcess);
 });
 
 test.after(async () => {
-  await new Promise((resolve) => port.server.close(resolve));
-  await new Promise((resolve) => engine.close(resolve));
+  await inProcess.close();
 });
 
 async function post(body: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; text: string; record: UsageRecord }> {

@@ -78,6 +78,14 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
   };
   let ttftMs: number | null = null;
   let tap: UsageTap | null = null;
+  let idle: NodeJS.Timeout | undefined;
+  let sse = false;
+  /** The engine failed after the client had part of the answer: the response ends with the error. */
+  const brokenBy = (error: LlmgwError): Outcome => {
+    lease.failed(Date.now());
+    endBroken(res, sse, tap!, error);
+    return { kind: 'broken', error, ttftMs: ttftMs!, relayed: relayedOf(tap!) };
+  };
 
   const early = (err: unknown): Outcome => {
     if (timedOut) {
@@ -108,8 +116,11 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
         headers: { 'content-type': 'application/json', accept: f.req.headers.accept ?? '*/*', 'x-request-id': f.requestId },
         body: f.payload,
         signal: abort,
-        headersTimeout: 0, // the first-token timer covers the head and the first chunk
-        bodyTimeout: f.idleTimeoutMs,
+        // The first-token timer covers the head and the first chunk; the idle timer below
+        // the gaps after it. undici's bodyTimeout would also time the wait for the first
+        // chunk, which a long prefill under load can rightly take past the idle limit.
+        headersTimeout: 0,
+        bodyTimeout: 0,
       });
     } catch (err) {
       return early(err);
@@ -153,7 +164,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       const v = upstream.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
-    const sse = f.stream && status === 200;
+    sse = f.stream && status === 200;
     if (sse) headers['cache-control'] = 'no-cache';
     else {
       // A JSON body is relayed byte for byte: its length holds, and without chunked
@@ -166,22 +177,32 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     ttftMs = performance.now() - f.arrived;
     tap = sse ? new SseUsageTap(f.stripUsage) : new JsonUsageTap();
 
+    // Silence from the engine between chunks longer than the idle limit ends the stream;
+    // time spent waiting for a slow client to read is not the engine's silence.
+    let readingClient = false;
+    let silent = false;
+    idle = setTimeout(function onIdle(this: NodeJS.Timeout) {
+      if (readingClient) return void this.refresh();
+      silent = true;
+      abort.abort();
+    }, f.idleTimeoutMs);
     try {
       let next = first;
       while (!next.done) {
         const out = tap.push(next.value);
-        if (out.length > 0 && !res.write(out)) await drained(res);
+        if (out.length > 0 && !res.write(out)) {
+          readingClient = true;
+          await drained(res);
+          readingClient = false;
+        }
         if (abort.aborted) break;
+        idle.refresh();
         next = await chunks.next();
       }
     } catch (err) {
-      if (!(abort.aborted && !timedOut)) {
-        lease.failed(Date.now());
-        const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed mid-response: ${describe(err)}`);
-        endBroken(res, sse, tap, error);
-        return { kind: 'broken', error, ttftMs, relayed: relayedOf(tap) };
-      }
+      if (!abort.aborted || timedOut) return brokenBy(new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed mid-response: ${describe(err)}`));
     }
+    if (silent) return brokenBy(new LlmgwError('LLMGW_UPSTREAM_TIMEOUT', `endpoint ${lease.id} sent nothing for ${f.idleTimeoutMs} ms mid-response (router.idle_timeout_ms)`));
     if (cutWith) {
       lease.abandoned();
       endBroken(res, sse, tap, cutWith);
@@ -194,8 +215,13 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     res.end(tap.end());
     lease.succeeded();
     return { kind: 'served', status, usage: tap.usage, ttftMs, error: null };
+  } catch (err) {
+    // A bug here must not leave a half-open breaker's trial out for good.
+    lease.abandoned();
+    throw err;
   } finally {
     clearTimeout(firstToken);
+    clearTimeout(idle);
     f.cut.now = null;
     lease.release(Date.now());
     res.off('close', onClose);
