@@ -53,7 +53,9 @@ export function observeRequest(m: RequestMetrics, r: UsageRecord, model: string,
   m.duration.observe({ model }, r.durationMs / 1000);
   if (r.ttftMs !== null) m.ttft.observe({ model, stream: String(r.stream) }, r.ttftMs / 1000);
   if (r.band !== null) {
-    const outcome = r.error === 'LLMGW_QUEUE_FULL' ? 'shed' : r.error === 'LLMGW_QUEUE_TIMEOUT' ? 'timed_out' : r.status === 499 && r.attempts === 0 ? 'cancelled' : 'admitted';
+    // Never sent anywhere because the client left, or shutdown answered it while queued: cancelled.
+    const unsent = r.attempts === 0 && (r.status === 499 || r.error === 'LLMGW_SHUTTING_DOWN');
+    const outcome = r.error === 'LLMGW_QUEUE_FULL' ? 'shed' : r.error === 'LLMGW_QUEUE_TIMEOUT' ? 'timed_out' : unsent ? 'cancelled' : 'admitted';
     m.admission.inc({ model, band: r.band, outcome });
     if (outcome === 'admitted') m.queue.observe({ model, band: r.band }, r.queueMs / 1000);
   }

@@ -104,8 +104,11 @@ function settle(ctx: RequestContext, outcome: Outcome): void {
       record.status = outcome.status;
       record.error = outcome.error;
       return;
-    case 'failed':
-      return refuse(ctx, outcome.error, null, record.endpoint ? { 'x-llmgw-endpoint': record.endpoint } : {});
+    case 'failed': {
+      const headers: Record<string, string> = record.endpoint ? { 'x-llmgw-endpoint': record.endpoint } : {};
+      if (outcome.error.code === 'LLMGW_SHUTTING_DOWN') headers['retry-after'] = '1';
+      return refuse(ctx, outcome.error, null, headers);
+    }
     case 'broken':
       record.ttftMs = outcome.ttftMs;
       log.warn('response broken mid-way', { request: record.id, endpoint: record.endpoint, error: outcome.error.message });
