@@ -1,3 +1,5 @@
+// Timeouts here are seconds, not hundreds of ms: on a loaded 2-core machine the fake engine
+// can take that long to listen, and the spec would then read another failure than it pins.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from '../../support/uvu.js';
@@ -33,14 +35,14 @@ spec('a shard is ready only once the leader /v1/models lists the served name', a
 });
 
 spec('an engine that is up but serves another name never becomes ready: it fails with the reason and its output', async (ctx) => {
-  ctx.h = await new Harness({ ...TIMING, readyTimeoutMs: 600 }).open();
+  ctx.h = await new Harness({ ...TIMING, readyTimeoutMs: 2_500 }).open();
   const port = await freePort();
   ctx.h.sup.start('eng', engineSpec(port, { env: { FAKE_VLLM_SERVE_AS: 'some-other-model' } }));
   const loading = await ctx.h.reach('eng', 'loading');
   const failed = await ctx.h.reach('eng', 'failed');
-  assert.ok(failed.at - loading.at >= 600, 'it was given the whole ready timeout');
+  assert.ok(failed.at - loading.at >= 2_500, 'it was given the whole ready timeout');
   assert.not.ok(ctx.h.states('eng').includes('ready'));
-  assert.match(failed.reason!, /not ready within 600 ms: .*does not list llama-3\.1-8b \(lists some-other-model\)/);
+  assert.match(failed.reason!, /not ready within 2500 ms: .*does not list llama-3\.1-8b \(lists some-other-model\)/);
   assert.ok(failed.tail!.some((l) => l.includes('INFO serving on')), failed.tail!.join('\n'));
 });
 
@@ -94,12 +96,12 @@ spec('a sidecar that dies fails the shard whole: its engine is stopped before th
 
 spec('a rendezvous that never accepts fails the shard with the reason, instead of hanging it', async (ctx) => {
   ctx.h = new Harness();
-  ctx.h.launch = { ...ctx.h.launch, rendezvousTimeoutMs: 300 };
+  ctx.h.launch = { ...ctx.h.launch, rendezvousTimeoutMs: 1_000 };
   await ctx.h.open();
   const leaderPort = await freePort();
   ctx.h.sup.start('rank1', rayRankSpec(1, await freePort(), leaderPort));
   const failed = await ctx.h.reach('rank1', 'failed');
-  assert.match(failed.reason!, new RegExp(`^rendezvous 127\\.0\\.0\\.1:${leaderPort} did not accept a connection within 300 ms \\(last attempt: ECONNREFUSED\\); is the leader rank running\\?$`));
+  assert.match(failed.reason!, new RegExp(`^rendezvous 127\\.0\\.0\\.1:${leaderPort} did not accept a connection within 1000 ms \\(last attempt: ECONNREFUSED\\); is the leader rank running\\?$`));
   assert.equal(ctx.h.states('rank1'), ['starting', 'failed']);
   assert.is(ctx.h.status('rank1')!.processes.length, 0, 'the worker was never started');
 });
