@@ -9,6 +9,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   overhead: async () => (await import('./overhead.js')).suite,
   quality: async () => (await import('./quality.js')).suite,
   admission: async () => (await import('./admission.js')).suite,
+  placement: async () => (await import('./placement.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {

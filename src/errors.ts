@@ -53,6 +53,12 @@ const CODES = {
   LLMGW_PROCESS_SURVIVED: { status: 500, type: 'server_error' },
   // agent: nvidia-smi missing, failing or unreadable; sysfs unreadable
   LLMGW_DISCOVERY_FAILED: { status: 500, type: 'server_error' },
+  // control plane: a registration that cannot describe a node (a GPU index or fabric twice)
+  LLMGW_REGISTRATION_INVALID: { status: 400, type: 'invalid_request_error' },
+  // control plane: a node id the inventory does not hold
+  LLMGW_NODE_UNKNOWN: { status: 404, type: 'invalid_request_error' },
+  // control plane: a placement names a GPU or port that is no longer free (decided on a stale view)
+  LLMGW_PLACEMENT_CONFLICT: { status: 409, type: 'invalid_request_error' },
 } as const satisfies Record<string, { status: number; type: string }>;
 
 export type ErrorCode = keyof typeof CODES;
