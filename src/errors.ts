@@ -53,6 +53,11 @@ const CODES = {
   LLMGW_PROCESS_SURVIVED: { status: 500, type: 'server_error' },
   // agent: nvidia-smi missing, failing or unreadable; sysfs unreadable
   LLMGW_DISCOVERY_FAILED: { status: 500, type: 'server_error' },
+  // agent stream: refused for who is asking (no trusted client certificate, a certificate
+  // for another node, a first message that is no Register); a retry changes nothing
+  LLMGW_STREAM_REFUSED: { status: 403, type: 'invalid_request_error' },
+  // agent stream: could not be opened, broke, or is already closed; the agent reconnects
+  LLMGW_STREAM_CLOSED: { status: 503, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: string }>;
 
 export type ErrorCode = keyof typeof CODES;
