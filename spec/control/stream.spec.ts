@@ -3,7 +3,7 @@ import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import * as assert from 'uvu/assert';
 import { createAgentStreamClient, type AgentMessageInit, type AgentStreamClient } from '../../src/agent/stream/agent-stream-client.js';
-import { createAgentStreamServer, type AgentStreamServer, type AgentStreamServerOptions } from '../../src/control/stream/agent-stream-server.js';
+import { createAgentStreamServer, type AgentStreamServer, type AgentStreamServerOptions, type ControlMessageInit } from '../../src/control/stream/agent-stream-server.js';
 import { LlmgwError } from '../../src/errors.js';
 import { AgentService, ControlMessageSchema, type AgentMessage, type ControlMessage } from '../../src/messages/gen/llmgw/agent/v1/agent_pb.js';
 import { PushQueue } from '../../src/net/push-queue.js';
@@ -20,7 +20,7 @@ const heartbeat = (unixMs: bigint): AgentMessageInit => ({ body: { case: 'heartb
 interface Seen {
   nodeIds: string[];
   received: AgentMessage[];
-  sends: ((msg: ControlMessage) => void)[];
+  sends: ((msg: ControlMessageInit) => void)[];
 }
 
 /** A server whose onStream records what arrives and keeps the stream open until the agent ends it. */
@@ -87,7 +87,7 @@ test('a certificate naming the node it registers is accepted, and messages flow 
   assert.equal(seen.received.map((m) => m.body.case), ['register', 'heartbeat']);
   assert.equal(seen.received[1]!.body.case === 'heartbeat' && seen.received[1]!.body.value.unixMs, 42n);
 
-  seen.sends[0]!(create(ControlMessageSchema, { body: { case: 'stopShard', value: { shardId: 'r1-0', graceSeconds: 30 } } }));
+  seen.sends[0]!({ body: { case: 'stopShard', value: { shardId: 'r1-0', graceSeconds: 30 } } });
   await until(() => s.got.length === 2, 'the StopShard at the agent');
   const stop = s.got[1]!.body;
   assert.ok(stop.case === 'stopShard' && stop.value.shardId === 'r1-0' && stop.value.graceSeconds === 30, `got ${stop.case}`);

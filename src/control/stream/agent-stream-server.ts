@@ -10,7 +10,7 @@
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { create } from '@bufbuild/protobuf';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { LlmgwError } from '../../errors.js';
@@ -27,7 +27,10 @@ import { certificateIdentities, identityProblem, trustProblem, type PeerTls } fr
  * and throws LLMGW_STREAM_CLOSED once the stream is gone. The stream ends when this
  * returns (or fails with what it throws); `signal` aborts when the agent goes away.
  */
-export type OnAgentStream = (nodeId: string, incoming: AsyncIterable<AgentMessage>, send: (msg: ControlMessage) => void, signal: AbortSignal) => Promise<void> | void;
+export type OnAgentStream = (nodeId: string, incoming: AsyncIterable<AgentMessage>, send: (msg: ControlMessageInit) => void, signal: AbortSignal) => Promise<void> | void;
+
+/** A ControlMessage or the plain object form of one (`{ body: { case: 'stopShard', value: {…} } }`). */
+export type ControlMessageInit = MessageInitShape<typeof ControlMessageSchema>;
 
 /** How the server is secured: mTLS, or plaintext asked for by name. `insecure` is the discriminant. */
 export type StreamSecurity = { readonly insecure?: false; readonly tls: MtlsMaterial } | { readonly insecure: true; readonly tls?: undefined };
@@ -92,7 +95,7 @@ export async function createAgentStreamServer(options: AgentStreamServerOptions)
       },
     };
     out.push(create(ControlMessageSchema, { body: { case: 'registered', value: { nodeId } } }));
-    const send = (msg: ControlMessage): void => out.push(msg);
+    const send = (msg: ControlMessageInit): void => out.push(create(ControlMessageSchema, msg));
     const abandon = (): void => out.end();
     ctx.signal.addEventListener('abort', abandon, { once: true });
     Promise.resolve()
