@@ -164,6 +164,52 @@ test('a stream whose first message is not a Register is refused', async () => {
   assert.equal(seen.nodeIds, []);
 });
 
+test('the server learns when the agent goes away, and a send after that fails loudly', async () => {
+  let gone: AbortSignal | null = null;
+  let send: ((msg: ControlMessageInit) => void) | null = null;
+  let ended: unknown = 'running';
+  const server = track(
+    await createAgentStreamServer({
+      tls: { ca: ca.ca, ...serverPem },
+      listen: '127.0.0.1:0',
+      onStream: async (_nodeId, incoming, s, signal) => {
+        [send, gone] = [s, signal];
+        try {
+          for await (const _ of incoming);
+          ended = null;
+        } catch (err) {
+          ended = err;
+        }
+      },
+    }),
+    servers,
+  );
+  const client = createAgentStreamClient({ url: server.url, tls: { ca: ca.ca, ...ca.client('node-a') } });
+  const s = openStream(client, register('node-a'));
+  await until(() => s.got.length === 1, 'the Registered answer');
+  client.close(); // the node drops off the network
+  await until(() => ended !== 'running', 'the server side of the stream to end');
+  assert.ok(gone!.aborted, 'the signal handed to onStream aborts');
+  try {
+    send!({ body: { case: 'stopShard', value: { shardId: 'x' } } });
+    assert.unreachable('a send on a gone stream was accepted');
+  } catch (err) {
+    assert.is((err as LlmgwError).code, 'LLMGW_STREAM_CLOSED');
+  }
+  assert.instance(await s.ended, LlmgwError);
+});
+
+test('closing the server ends its open streams with a reason the agent sees, without waiting for the agents', async () => {
+  const { server } = await recordingServer({ tls: { ca: ca.ca, ...serverPem } });
+  const client = track(createAgentStreamClient({ url: server.url, tls: { ca: ca.ca, ...ca.client('node-a') } }), clients);
+  const s = openStream(client, register('node-a'));
+  await until(() => s.got.length === 1, 'the Registered answer');
+  await server.close();
+  const err = (await s.ended) as LlmgwError;
+  assert.is(err.code, 'LLMGW_STREAM_CLOSED');
+  assert.match(err.message, /the control plane is shutting down/);
+});
+
 test('plaintext works when both sides ask for it, with no identity check', async () => {
   const { server, seen } = await recordingServer({ insecure: true });
   track(server, servers);
