@@ -210,6 +210,26 @@ test('closing the server ends its open streams with a reason the agent sees, wit
   assert.match(err.message, /the control plane is shutting down/);
 });
 
+test('a stream that sends no Register is refused after registerTimeoutMs', async () => {
+  const opened: string[] = [];
+  const server = track(
+    await createAgentStreamServer({ tls: { ca: ca.ca, ...serverPem }, listen: '127.0.0.1:0', registerTimeoutMs: 50, onStream: (nodeId) => void opened.push(nodeId) }),
+    servers,
+  );
+  const client = track(createAgentStreamClient({ url: server.url, tls: { ca: ca.ca, ...ca.client('node-a') } }), clients);
+  const silent = new PushQueue<AgentMessageInit>();
+  let caught: unknown = null;
+  try {
+    for await (const _ of client.open(silent)) assert.unreachable('no message may arrive');
+  } catch (err) {
+    caught = err;
+  }
+  assert.is((caught as LlmgwError).code, 'LLMGW_STREAM_CLOSED');
+  assert.equal((caught as LlmgwError).details, { connectCode: 'deadline_exceeded' });
+  assert.match((caught as Error).message, /no Register within 50 ms/);
+  assert.equal(opened, []);
+});
+
 test('plaintext works when both sides ask for it, with no identity check', async () => {
   const { server, seen } = await recordingServer({ insecure: true });
   track(server, servers);

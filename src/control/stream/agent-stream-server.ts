@@ -39,6 +39,8 @@ export type AgentStreamServerOptions = StreamSecurity & {
   /** HOST:PORT; port 0 picks a free one. */
   readonly listen: string;
   readonly onStream: OnAgentStream;
+  /** How long a stream may go without its Register before it is refused; default 10 s. */
+  readonly registerTimeoutMs?: number;
 };
 
 export interface AgentStreamServer {
@@ -77,7 +79,7 @@ export async function createAgentStreamServer(options: AgentStreamServerOptions)
     if (untrusted) throw new ConnectError(untrusted, Code.Unauthenticated);
 
     const it = requests[Symbol.asyncIterator]();
-    const first = await it.next();
+    const first = await registerWithin(it, options.registerTimeoutMs ?? 10_000);
     if (first.done || first.value.body.case !== 'register') {
       throw new ConnectError(`the first message of the stream must be a Register, got ${first.done ? 'the end of the stream' : (first.value.body.case ?? 'an empty message')}`, Code.InvalidArgument);
     }
@@ -153,6 +155,19 @@ export async function createAgentStreamServer(options: AgentStreamServerOptions)
         for (const s of sessions) s.close();
       }),
   };
+}
+
+/** The stream's first message, or a refusal once `ms` pass without one: a silent peer holds no stream. */
+async function registerWithin(it: AsyncIterator<AgentMessage>, ms: number): Promise<IteratorResult<AgentMessage>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConnectError(`no Register within ${ms} ms of opening the stream`, Code.DeadlineExceeded)), ms);
+  });
+  try {
+    return await Promise.race([it.next(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The TLS material, or null for plaintext; neither given is a config error, not a default. */
