@@ -119,6 +119,10 @@ export async function createAgentStreamServer(options: AgentStreamServerOptions)
     routes: (router) => router.service(AgentService, { connect }),
     contextValues: (req) => createContextValues().set(PEER, peerOf(req as http2.Http2ServerRequest, secure !== null)),
   });
+  // rejectUnauthorized is off so that a peer without a trusted certificate is refused
+  // by the handler, before it reads a message, with a sentence saying why; refused in
+  // the handshake, the agent would see only a reset connection. The one route served
+  // is the agent stream, so such a peer reaches nothing else.
   const server = secure
     ? http2.createSecureServer({ ca: secure.ca, cert: secure.cert, key: secure.key, requestCert: true, rejectUnauthorized: false, allowHTTP1: false }, handler)
     : http2.createServer(handler);
