@@ -1,5 +1,7 @@
 // The shard spec: what the control plane tells an agent to run. A wire contract, so it
-// lives with the protocols; the agent's launch adapters turn it into commands.
+// lives with the protocols; the agent's launch adapters turn it into commands. On the
+// agent stream it travels as proto/llmgw/agent/v1's ShardSpec, converted in one place
+// (shard-spec-wire.ts): a field added here is added there too.
 
 export const ENGINE_KINDS = ['vllm', 'sglang'] as const;
 export type EngineKind = (typeof ENGINE_KINDS)[number];
