@@ -18,6 +18,8 @@ import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type RunningLlmg
 import { assertAlive, startedAll, stopAll, type Launched } from './load/processes.js';
 import { createRng, type Rng } from './load/rng.js';
 import { distribution, summarize } from './load/stats.js';
+import { ManualClock } from '../src/sim/clock.js';
+import { SimEngine } from '../src/sim/engine.js';
 
 const MODEL = 'bench-admission';
 /** Platinum offered load, as a share of what the cell's fleet completes per second. */
@@ -37,7 +39,8 @@ const LEAD_MS = 1_000;
  * times the rest), as the bronze-first baseline, measured after the flood, is.
  */
 const WARM_MS = 1_000;
-const CAPACITY_MS = 2_500;
+/** Simulated seconds over which a cell's engine capacity is computed. */
+const CAPACITY_SIM_S = 20;
 const TTFT_BUDGET = 1.5;
 const BRONZE_BUDGET = 0.7;
 const PLATINUM = { 'x-llmgw-priority': 'platinum' };
@@ -172,16 +175,22 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
     const work = new Workload(cell, rng);
     const slots = cell.engines * cell.sim.maxNumSeqs;
 
-    // Admission off first: it measures the fleet and bronze's baseline, and nothing it
-    // does can teach a later server anything (each on-run starts a fresh one).
-    const off = (await startedAll([startLlmgw(config(false))], procs))[0]!;
-    const capacityRps = await measureCapacity(off, work, 2 * slots);
+    const capacityRps = cell.engines * engineCapacity(cell);
     const platinumRate = PLATINUM_SHARE * capacityRps;
     const plan: Plan = { platinumRate, phaseMs: clamp((1000 * PHASE_SAMPLES) / platinumRate, MIN_PHASE_MS, MAX_PHASE_MS), outstanding: FLOOD_FACTOR * slots };
+
+    // Admission off first: bronze's baseline. Nothing it does can teach a later server
+    // anything: each on-run starts a fresh one. A finished server only scrapes, so it
+    // stops while the next run goes.
+    const stopping: Promise<void>[] = [];
+    const retire = (p: Launched): void => {
+      procs.splice(procs.indexOf(p), 1);
+      stopping.push(p.stop());
+    };
+    const off = (await startedAll([startLlmgw(config(false))], procs))[0]!;
     const offRun = await bronzeFirst(off, work, plan, rng, false);
     assertAlive(procs);
-    await off.stop();
-    procs.splice(procs.indexOf(off), 1);
+    retire(off);
 
     const on: OnRun[] = [];
     for (const order of ORDERS) {
@@ -190,22 +199,46 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       const run = order === 'platinum first' ? await platinumFirst(gw, work, plan, rng) : await bronzeFirst(gw, work, plan, rng, true);
       on.push({ order, alone: run.alone, flood: run.flood, bronze: run.bronze, capacity: await watch.stop() });
       assertAlive(procs);
-      await gw.stop();
-      procs.splice(procs.indexOf(gw), 1);
+      retire(gw);
     }
+    await Promise.all(stopping);
     return { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on };
   } finally {
     await stopAll(procs);
   }
 }
 
-/** Completed requests/s with every batch slot busy (closed loop at twice the slots), through the server with admission off. */
-async function measureCapacity(gw: RunningLlmgw, work: Workload, concurrency: number): Promise<number> {
-  const client = new LoadClient(gw.url, concurrency);
-  const samples: Sample[] = [];
-  const wall = await closedLoop({ concurrency, durationMs: CAPACITY_MS }, async () => void samples.push((await client.post('/v1/completions', work.body(false))).sample));
-  await client.close();
-  return summarize(samples, wall).rps;
+/**
+ * Requests/s one engine of the cell completes with every slot busy, from the sim's own
+ * engine on a manual clock: the load offered then depends on the cell, not on how busy
+ * this machine happens to be (the bronze figures show what the machine delivered).
+ */
+function engineCapacity(cell: Cell): number {
+  const clock = new ManualClock(0);
+  const engine = new SimEngine({ clock, maxNumSeqs: cell.sim.maxNumSeqs, maxNumBatchedTokens: cell.sim.maxNumBatchedTokens, speed: cell.sim.speed });
+  const rng = createRng(7);
+  const endMs = CAPACITY_SIM_S * 1000;
+  let next = 0;
+  let done = 0;
+  const submit = (): void => {
+    const id = next++;
+    const prompt = rng.int(cell.prompt[0], cell.prompt[1]);
+    engine.submit({
+      id: String(id),
+      promptTokenIds: Array.from({ length: prompt }, (_, i) => (i === 0 ? id : 1_000_000 + i)),
+      outputTokenIds: Array.from({ length: rng.int(cell.maxTokens[0], cell.maxTokens[1]) }, () => 1),
+      finishReason: 'length',
+      onFinish: (_seq, reason) => {
+        if (reason === 'abort' || clock.now() > endMs) return;
+        done++;
+        submit();
+      },
+    });
+  };
+  for (let i = 0; i < 2 * cell.sim.maxNumSeqs; i++) submit();
+  clock.advance(endMs);
+  engine.close();
+  return done / CAPACITY_SIM_S;
 }
 
 /** Poisson arrivals at `rate`/s over `ms`. */
@@ -288,7 +321,7 @@ function capacityText(seen: CapacitySeen, floodAt: number, slots: number): strin
 function printResults(results: readonly CellResult[]): void {
   console.log('');
   printTable(
-    ['cell', 'engines', 'gauges', 'step budget', 'flavor', 'prompt tok', 'max_tokens', 'speed', 'capacity req/s', 'platinum req/s', 'phase s', 'bronze outstanding'],
+    ['cell', 'engines', 'gauges', 'step budget', 'flavor', 'prompt tok', 'max_tokens', 'speed', 'engine capacity req/s', 'platinum req/s', 'phase s', 'bronze outstanding'],
     results.map(({ cell, capacityRps, plan }) => [
       cell.name,
       `${cell.engines}×${cell.sim.maxNumSeqs}`,
