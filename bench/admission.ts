@@ -1,194 +1,393 @@
-// Admission suite: does a batch flood starve interactive traffic? Two simulated engines;
-// a steady platinum interactive load (streaming, Poisson arrivals) first alone, then
-// while a bronze batch load keeps ten times as many requests outstanding as the engines
-// have batch slots. The same runs go through llmgw with admission on and with it off,
-// so the table shows the mechanism, not the luck: without admission the engines queue
-// first come, first served and platinum waits behind the flood.
+// Admission suite: does a batch flood starve interactive traffic, whatever the engines
+// behind llmgw are like? A matrix of simulated engines that differ where real ones do —
+// when their gauges move (each step as vLLM, at scrape time, every N ms as SGLang), the
+// per-step token budget (none, 2048, 8192), the batch size, prompt and answer lengths,
+// metric names — each run twice: the interactive (platinum) client starting before the
+// batch (bronze) job, and after it. Always at the default llmgw config, as a new user
+// runs it (the default poll interval, no tuning; only `priority_header: true`, so the
+// bench can set bands by header), on a fresh server per run, so nothing learnt carries
+// over. The same load through a server with admission off gives bronze's baseline.
+//
+// Cells are not tuned until they pass: a ✗ is the finding.
 
-import { request } from 'undici';
+import os from 'node:os';
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
+import { CapacityWatch, type CapacitySeen } from './load/capacity-watch.js';
 import { closedLoop, LoadClient, openLoop, type Sample } from './load/http-load.js';
-import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type RunningLlmgw } from './load/llmgw.js';
+import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type RunningLlmgw, type SimOptions } from './load/llmgw.js';
 import { assertAlive, startedAll, stopAll, type Launched } from './load/processes.js';
-import { createRng } from './load/rng.js';
+import { createRng, type Rng } from './load/rng.js';
 import { distribution, summarize } from './load/stats.js';
+import { ManualClock } from '../src/sim/clock.js';
+import { SimEngine } from '../src/sim/engine.js';
 
 const MODEL = 'bench-admission';
-const ENGINES = 2;
-/** Batch slots per engine: small for a GPU, so that ten times the slots is a flood one client process can drive. */
-const MAX_NUM_SEQS = 16;
-const SPEED = 0.5;
-const MAX_TOKENS = 24;
-/** Platinum arrivals as a share of what the fleet serves, measured first. */
-const PLATINUM_SHARE = 0.2;
-const RUN_MS = 15_000;
-/** Bronze keeps this many times the fleet's batch slots outstanding: a flood ~10× capacity. */
-const FLOOD_FACTOR = 10;
+/** Platinum offered load, as a share of what the cell's fleet completes per second. */
+const PLATINUM_SHARE = 0.25;
+/** Platinum samples wanted per phase: enough for a p99 that holds still between runs. */
+const PHASE_SAMPLES = 200;
+/** A phase lasts what PHASE_SAMPLES take at the platinum rate, within these bounds. */
+const MIN_PHASE_MS = 3_000;
+const MAX_PHASE_MS = 5_000;
+/** Bronze keeps this many times the fleet's batch slots outstanding. */
+const FLOOD_FACTOR = 5;
+/** Bronze first: how long the flood runs before platinum starts. */
+const LEAD_MS = 1_000;
+/**
+ * Platinum first: platinum traffic not measured before its alone phase, so the baseline
+ * is a warm server's (new connections and a cold JIT made the first second's p99 several
+ * times the rest), as the bronze-first baseline, measured after the flood, is.
+ */
+const WARM_MS = 1_000;
+/** Simulated seconds over which a cell's engine capacity is computed. */
+const CAPACITY_SIM_S = 20;
+const TTFT_BUDGET = 1.5;
+const BRONZE_BUDGET = 0.7;
+const PLATINUM = { 'x-llmgw-priority': 'platinum' };
+const BRONZE = { 'x-llmgw-priority': 'bronze' };
 
-const body = (i: number, stream: boolean): string =>
-  JSON.stringify({ model: MODEL, prompt: `request ${i}: summarise the quarterly report in a few words`, max_tokens: MAX_TOKENS, stream });
+type EngineShape = Omit<SimOptions, 'model' | 'seed'> & { maxNumSeqs: number };
 
-interface Run {
-  label: string;
-  platinum: Sample[];
-  bronze: Sample[];
-  bronzeWallMs: number;
-  /** llmgw's own view of platinum TTFT (its histogram, streaming requests only): the bucket holding p99, ms. */
-  serverP99Ms: number;
-  /** Platinum requests that waited for admission at all (the rest went straight through). */
-  platinumQueued: number;
+interface Cell {
+  name: string;
+  engines: number;
+  sim: EngineShape;
+  /** Prompt tokens and max_tokens, each uniform in [min, max]. */
+  prompt: readonly [number, number];
+  maxTokens: readonly [number, number];
+}
+
+const LONG = [1_400, 1_900] as const;
+// `speed` keeps each cell's fleet near 150–300 req/s, what this machine can drive beside
+// the gateway; faster engines make the default 1 s poll staler in engine time, so a
+// cell at speed 4 is harsher than the same GPU would be.
+const CELLS: readonly Cell[] = [
+  { name: 'vllm short', engines: 2, sim: { speed: 4, maxNumSeqs: 16 }, prompt: [16, 16], maxTokens: [96, 96] },
+  { name: 'vllm long', engines: 2, sim: { speed: 4, maxNumSeqs: 16 }, prompt: LONG, maxTokens: [24, 24] },
+  { name: 'vllm long, no chunking', engines: 2, sim: { speed: 4, maxNumSeqs: 16, maxNumBatchedTokens: 0 }, prompt: LONG, maxTokens: [24, 24] },
+  { name: 'vllm long, budget 2048', engines: 2, sim: { speed: 4, maxNumSeqs: 16, maxNumBatchedTokens: 2048 }, prompt: LONG, maxTokens: [24, 24] },
+  { name: 'live gauges long', engines: 2, sim: { speed: 4, maxNumSeqs: 16, gauges: 'live' }, prompt: LONG, maxTokens: [24, 24] },
+  { name: 'sglang lag 500ms long', engines: 2, sim: { speed: 4, maxNumSeqs: 16, flavor: 'sglang', gauges: 'live', gaugeLagMs: 500 }, prompt: LONG, maxTokens: [24, 24] },
+  { name: 'batch 8 mixed', engines: 2, sim: { speed: 4, maxNumSeqs: 8 }, prompt: [16, 4_000], maxTokens: [8, 64] },
+  { name: 'batch 64 long varied', engines: 2, sim: { speed: 4, maxNumSeqs: 64 }, prompt: LONG, maxTokens: [16, 128] },
+  { name: 'batch 256 varied', engines: 1, sim: { speed: 2, maxNumSeqs: 256 }, prompt: [16, 512], maxTokens: [64, 512] },
+];
+
+type Order = 'platinum first' | 'bronze first';
+const ORDERS: readonly Order[] = ['platinum first', 'bronze first'];
+
+/** One token per word for the sim's tokenizer; every request's first word is its own, so no two share a KV block. */
+class Workload {
+  private static readonly text = Array.from({ length: 4_000 }, (_, i) => letters(i + 1)).join(' ');
+  /** Where the text's n-th word ends. */
+  private static readonly ends = ((): number[] => {
+    const out: number[] = [];
+    for (let i = 0; i < Workload.text.length; i++) if (Workload.text[i] === ' ') out.push(i);
+    out.push(Workload.text.length);
+    return out;
+  })();
+  private static next = 0;
+
+  constructor(
+    private readonly cell: Cell,
+    private readonly rng: Rng,
+  ) {}
+
+  body(stream: boolean): string {
+    const tokens = this.rng.int(this.cell.prompt[0], this.cell.prompt[1]);
+    const head = `q${letters(Workload.next++)}`;
+    const prompt = tokens <= 1 ? head : `${head} ${Workload.text.slice(0, Workload.ends[tokens - 2])}`;
+    return JSON.stringify({ model: MODEL, prompt, max_tokens: this.rng.int(this.cell.maxTokens[0], this.cell.maxTokens[1]), stream });
+  }
+}
+
+function letters(k: number): string {
+  let s = '';
+  do {
+    s += String.fromCharCode(97 + (k % 26));
+    k = Math.floor(k / 26);
+  } while (k > 0);
+  return s;
+}
+
+interface Plan {
+  platinumRate: number;
+  phaseMs: number;
+  outstanding: number;
+}
+
+interface Timed {
+  at: number;
+  sample: Sample;
+}
+
+interface Flood {
+  samples: Sample[];
+  wallMs: number;
+  startAt: number;
+}
+
+interface OnRun {
+  order: Order;
+  alone: Sample[];
+  flood: Sample[];
+  bronze: Flood;
+  capacity: CapacitySeen;
+}
+
+interface CellResult {
+  cell: Cell;
+  capacityRps: number;
+  plan: Plan;
+  off: { platinum: Sample[]; bronze: Flood };
+  on: OnRun[];
 }
 
 export const suite: Suite = {
   name: 'admission',
-  description: 'platinum TTFT alone vs under a 10× bronze flood, admission on vs off (2 sim engines)',
+  description: `platinum TTFT alone vs under a ${FLOOD_FACTOR}× bronze flood, and bronze throughput vs admission off, over a matrix of engine behaviours at the default config`,
   async run() {
-    const procs: Launched[] = [];
-    try {
-      const sims = await startedAll(
-        Array.from({ length: ENGINES }, (_, i) => startSim({ model: MODEL, speed: SPEED, seed: i, maxNumSeqs: MAX_NUM_SEQS })),
-        procs,
-      );
-      const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url }));
-      const extra = extraConfigFromEnv();
-      const router = (enabled: boolean) => ({
-        router: {
-          // Saturation is read from scrapes: poll often enough that a flood is seen within a few requests.
-          poll_interval_ms: 100,
-          admission: { enabled, priority_header: true },
-        },
-      });
-      const [on, off] = await startedAll(
-        [
-          startLlmgw(llmgwConfig({ model: MODEL, endpoints, extra: [router(true), extra] })),
-          startLlmgw(llmgwConfig({ model: MODEL, endpoints, extra: [router(false), extra] })),
-        ],
-        procs,
-      );
-
-      const slots = ENGINES * MAX_NUM_SEQS;
-      const capacity = await measureCapacity(on!, slots);
-      await measureCapacity(off!, slots); // the same history for both servers
-      const rate = capacity * PLATINUM_SHARE;
-      const rng = createRng(11);
-      const schedule: number[] = [];
-      for (let t = rng.exp(1000 / rate); t < RUN_MS; t += rng.exp(1000 / rate)) schedule.push(t);
-
-      const runs: Run[] = [];
-      for (const [label, gw, flood] of [
-        ['alone, admission on', on!, false],
-        ['alone, admission off', off!, false],
-        ['flood, admission on', on!, true],
-        ['flood, admission off', off!, true],
-      ] as const) {
-        runs.push(await scenario(label, gw, schedule, flood ? FLOOD_FACTOR * slots : 0));
-        assertAlive(procs);
-      }
-
-      const alone = new Map(runs.filter((r) => r.label.startsWith('alone')).map((r) => [r.label.endsWith('on') ? 'on' : 'off', distribution(r.platinum.filter((s) => !s.error).map((s) => s.ttftMs))]));
-      const rows: TableRow[] = runs.map((r) => {
-        const p = distribution(r.platinum.filter((s) => !s.error).map((s) => s.ttftMs));
-        const base = alone.get(r.label.endsWith('on') ? 'on' : 'off')!;
-        const b = summarize(r.bronze, r.bronzeWallMs);
-        const perr = r.platinum.filter((s) => s.error).length;
-        const shed = r.bronze.filter((s) => s.status === 429).length;
-        return [
-          r.label,
-          String(p.n),
-          fmtNum(p.p50),
-          fmtNum(p.p99),
-          fmtRatio(p.p99 / base.p99),
-          `≤ ${fmtNum(r.serverP99Ms)}`,
-          r.label.endsWith('off') ? '' : String(r.platinumQueued),
-          String(perr),
-          r.bronze.length === 0 ? '' : String(b.ok),
-          r.bronze.length === 0 ? '' : String(shed),
-          r.bronze.length === 0 ? '' : String(b.errors - shed),
-          r.bronze.length === 0 ? '' : fmtNum(b.rps),
-        ];
-      });
-      console.log(`fleet: ${ENGINES} sim engines × ${MAX_NUM_SEQS} batch slots at speed ${SPEED}; measured capacity ${fmtNum(capacity)} req/s (${MAX_TOKENS}-token answers)`);
-      console.log(`platinum: streaming, Poisson at ${fmtNum(rate)} req/s (${PLATINUM_SHARE * 100}% of capacity) for ${RUN_MS / 1000} s; bronze: ${FLOOD_FACTOR * slots} outstanding (${FLOOD_FACTOR}× the slots), same duration`);
-      console.log('');
-      printTable(['run', 'platinum n', 'TTFT p50 ms', 'TTFT p99 ms', '×p99 vs alone', 'llmgw p99 ms', 'plat queued', 'plat errors', 'bronze ok', 'bronze 429', 'bronze other err', 'bronze req/s'], rows);
-      console.log(
-        [
-          '×p99 vs alone: platinum p99 TTFT over its value alone through the same server (budget with admission: ≤ 1.5×).',
-          "llmgw p99: the same p99 as llmgw measured it (its TTFT histogram's bucket bound): a gap to the client's figure is time spent in the client.",
-          'plat queued: platinum requests that waited for admission at all; the rest went straight to an engine.',
-          'The flood stops after the run; the closed loop then waits for every bronze request: "bronze ok" counts those that completed.',
-        ].join('\n'),
-      );
-    } finally {
-      await stopAll(procs);
+    const load0 = os.loadavg();
+    const results: CellResult[] = [];
+    // BENCH_ADMISSION_CELLS=long,batch runs only the cells whose names contain one of the words.
+    const only = process.env.BENCH_ADMISSION_CELLS?.split(',').filter((w) => w !== '');
+    for (const [k, cell] of CELLS.entries()) {
+      if (only && !only.some((w) => cell.name.includes(w))) continue;
+      const t0 = performance.now();
+      results.push(await runCell(cell, createRng(1000 + k)));
+      console.log(`  ${cell.name}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
+    printResults(results);
+    console.log(`load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   },
 };
 
-/**
- * Completed requests/s with every batch slot busy: a closed loop at twice the slot count,
- * so the engines queue — which is also how the router learns their batch capacity, as it
- * would from the first busy minute of a real fleet. (Before that, a burst reaches the
- * engines whole: the gate can only count against a capacity it has seen.)
- */
-async function measureCapacity(gw: RunningLlmgw, slots: number): Promise<number> {
-  const client = new LoadClient(gw.url, 2 * slots);
-  const samples: Sample[] = [];
-  const wall = await closedLoop({ concurrency: 2 * slots, durationMs: 3_000 }, async (i) => void samples.push((await client.post('/v1/completions', body(i, false))).sample));
-  await client.close();
-  return summarize(samples, wall).rps;
-}
+async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
+  const procs: Launched[] = [];
+  try {
+    const sims = await startedAll(
+      Array.from({ length: cell.engines }, (_, i) => startSim({ model: MODEL, seed: i, ...cell.sim })),
+      procs,
+    );
+    const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url }));
+    const config = (enabled: boolean) =>
+      llmgwConfig({ model: MODEL, endpoints, extra: [{ router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } }, extraConfigFromEnv()] });
+    const work = new Workload(cell, rng);
+    const slots = cell.engines * cell.sim.maxNumSeqs;
 
-/** Platinum requests admitted so far, and how many of them went straight through (queue time 0). */
-async function platinumAdmissions(gw: RunningLlmgw): Promise<{ admitted: number; direct: number }> {
-  const text = await (await request(`${gw.adminUrl}/metrics`)).body.text();
-  const read = (re: RegExp): number => Number(text.match(re)?.[1] ?? 0);
-  return {
-    admitted: read(/^llmgw_admission_queue_seconds_count\{[^}]*band="platinum"[^}]*\} (\S+)$/m),
-    direct: read(/^llmgw_admission_queue_seconds_bucket\{le="0",[^}]*band="platinum"[^}]*\} (\S+)$/m),
-  };
-}
+    const capacityRps = cell.engines * engineCapacity(cell);
+    const platinumRate = PLATINUM_SHARE * capacityRps;
+    const plan: Plan = { platinumRate, phaseMs: clamp((1000 * PHASE_SAMPLES) / platinumRate, MIN_PHASE_MS, MAX_PHASE_MS), outstanding: FLOOD_FACTOR * slots };
 
-/** Cumulative counts of llmgw's TTFT histogram for streaming requests (platinum's, here), by bucket bound in ms. */
-async function streamTtftBuckets(gw: RunningLlmgw): Promise<Map<number, number>> {
-  const text = await (await request(`${gw.adminUrl}/metrics`)).body.text();
-  const out = new Map<number, number>();
-  for (const m of text.matchAll(/^llmgw_request_ttft_seconds_bucket\{le="([^"]+)",model="[^"]*",stream="true"\} (\S+)$/gm)) {
-    out.set(m[1] === '+Inf' ? Infinity : Number(m[1]) * 1000, Number(m[2]));
+    // Admission off first: bronze's baseline. Nothing it does can teach a later server
+    // anything: each on-run starts a fresh one. A finished server only scrapes, so it
+    // stops while the next run goes.
+    const stopping: Promise<void>[] = [];
+    const retire = (p: Launched): void => {
+      procs.splice(procs.indexOf(p), 1);
+      stopping.push(p.stop());
+    };
+    const off = (await startedAll([startLlmgw(config(false))], procs))[0]!;
+    const offRun = await bronzeFirst(off, work, plan, rng, false);
+    assertAlive(procs);
+    retire(off);
+
+    const on: OnRun[] = [];
+    for (const order of ORDERS) {
+      const gw = (await startedAll([startLlmgw(config(true))], procs))[0]!;
+      const watch = new CapacityWatch(gw.adminUrl);
+      const run = order === 'platinum first' ? await platinumFirst(gw, work, plan, rng) : await bronzeFirst(gw, work, plan, rng, true);
+      on.push({ order, alone: run.alone, flood: run.flood, bronze: run.bronze, capacity: await watch.stop() });
+      assertAlive(procs);
+      retire(gw);
+    }
+    await Promise.all(stopping);
+    return { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on };
+  } finally {
+    await stopAll(procs);
   }
+}
+
+/**
+ * Requests/s one engine of the cell completes with every slot busy, from the sim's own
+ * engine on a manual clock: the load offered then depends on the cell, not on how busy
+ * this machine happens to be (the bronze figures show what the machine delivered).
+ */
+function engineCapacity(cell: Cell): number {
+  const clock = new ManualClock(0);
+  const engine = new SimEngine({ clock, maxNumSeqs: cell.sim.maxNumSeqs, maxNumBatchedTokens: cell.sim.maxNumBatchedTokens, speed: cell.sim.speed });
+  const rng = createRng(7);
+  const endMs = CAPACITY_SIM_S * 1000;
+  let next = 0;
+  let done = 0;
+  const submit = (): void => {
+    const id = next++;
+    const prompt = rng.int(cell.prompt[0], cell.prompt[1]);
+    engine.submit({
+      id: String(id),
+      promptTokenIds: Array.from({ length: prompt }, (_, i) => (i === 0 ? id : 1_000_000 + i)),
+      outputTokenIds: Array.from({ length: rng.int(cell.maxTokens[0], cell.maxTokens[1]) }, () => 1),
+      finishReason: 'length',
+      onFinish: (_seq, reason) => {
+        if (reason === 'abort' || clock.now() > endMs) return;
+        done++;
+        submit();
+      },
+    });
+  };
+  for (let i = 0; i < 2 * cell.sim.maxNumSeqs; i++) submit();
+  clock.advance(endMs);
+  engine.close();
+  return done / CAPACITY_SIM_S;
+}
+
+/** Poisson arrivals at `rate`/s over `ms`. */
+function poisson(rng: Rng, rate: number, ms: number): number[] {
+  const out: number[] = [];
+  for (let t = rng.exp(1000 / rate); t < ms; t += rng.exp(1000 / rate)) out.push(t);
   return out;
 }
 
-/** The bucket bound under which 99% of the requests between two scrapes fell. */
-function p99Bucket(before: Map<number, number>, after: Map<number, number>): number {
-  const bounds = [...after.keys()].sort((a, b) => a - b);
-  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
-  for (const b of bounds) if ((after.get(b) ?? 0) - (before.get(b) ?? 0) >= 0.99 * total) return b;
-  return Infinity;
+async function platinumLoop(client: LoadClient, work: Workload, schedule: number[]): Promise<Timed[]> {
+  const out: Timed[] = [];
+  await openLoop(schedule, async () => {
+    const at = performance.now();
+    out.push({ at, sample: (await client.post('/v1/completions', work.body(true), { headers: PLATINUM })).sample });
+  });
+  return out;
 }
 
-async function scenario(label: string, gw: RunningLlmgw, schedule: number[], bronzeOutstanding: number): Promise<Run> {
-  const before = await streamTtftBuckets(gw);
-  const admittedBefore = await platinumAdmissions(gw);
-  const platinumClient = new LoadClient(gw.url, 64);
-  const bronzeClient = new LoadClient(gw.url, Math.max(1, bronzeOutstanding));
-  const platinum: Sample[] = [];
-  const bronze: Sample[] = [];
-  let bronzeWallMs = 0;
-  const flood =
-    bronzeOutstanding > 0
-      ? closedLoop({ concurrency: bronzeOutstanding, durationMs: RUN_MS + 1_000 }, async (i) => {
-          bronze.push((await bronzeClient.post('/v1/completions', body(i, false), { headers: { 'x-llmgw-priority': 'bronze' } })).sample);
-        }).then((ms) => void (bronzeWallMs = ms))
-      : Promise.resolve();
-  // Let the flood build its queue before platinum starts.
-  if (bronzeOutstanding > 0) await new Promise((r) => setTimeout(r, 1_000));
-  await openLoop(schedule, async (i) => {
-    platinum.push((await platinumClient.post('/v1/completions', body(100_000 + i, true), { headers: { 'x-llmgw-priority': 'platinum' } })).sample);
+/** Bronze keeps `outstanding` requests in flight for LEAD_MS + the phase; a refused one backs off a second, as a batch client would, instead of spinning. */
+async function flood(gw: RunningLlmgw, work: Workload, plan: Plan): Promise<Flood> {
+  const client = new LoadClient(gw.url, plan.outstanding);
+  const samples: Sample[] = [];
+  const startAt = performance.now();
+  const wallMs = await closedLoop({ concurrency: plan.outstanding, durationMs: LEAD_MS + plan.phaseMs }, async () => {
+    const { sample } = await client.post('/v1/completions', work.body(false), { headers: BRONZE });
+    samples.push(sample);
+    if (sample.error !== undefined) await new Promise((r) => setTimeout(r, 1_000));
   });
-  await flood;
-  await Promise.all([platinumClient.close(), bronzeClient.close()]);
-  const admittedAfter = await platinumAdmissions(gw);
-  const platinumQueued = admittedAfter.admitted - admittedBefore.admitted - (admittedAfter.direct - admittedBefore.direct);
-  return { label, platinum, bronze, bronzeWallMs, serverP99Ms: p99Bucket(before, await streamTtftBuckets(gw)), platinumQueued };
+  await client.close();
+  return { samples, wallMs, startAt };
+}
+
+/** Platinum alone (after WARM_MS) for a phase, then the flood joins it; platinum goes on until the flood stops. */
+async function platinumFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng): Promise<Omit<OnRun, 'order' | 'capacity'>> {
+  const client = new LoadClient(gw.url, 256);
+  const measuredFrom = performance.now() + WARM_MS;
+  const flooding = new Promise<Flood>((resolve, reject) => setTimeout(() => flood(gw, work, plan).then(resolve, reject), WARM_MS + plan.phaseMs));
+  const platinum = await platinumLoop(client, work, poisson(rng, plan.platinumRate, WARM_MS + 2 * plan.phaseMs + LEAD_MS));
+  const bronze = await flooding;
+  await client.close();
+  return {
+    alone: platinum.filter((p) => p.at >= measuredFrom && p.at < bronze.startAt).map((p) => p.sample),
+    flood: platinum.filter((p) => p.at >= bronze.startAt).map((p) => p.sample),
+    bronze,
+  };
+}
+
+/** The flood first; platinum joins after LEAD_MS; after the flood (and its queue) is done, platinum alone. */
+async function bronzeFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, alone: boolean): Promise<Omit<OnRun, 'order' | 'capacity'>> {
+  const client = new LoadClient(gw.url, 256);
+  const flooding = flood(gw, work, plan);
+  await new Promise((r) => setTimeout(r, LEAD_MS));
+  const during = await platinumLoop(client, work, poisson(rng, plan.platinumRate, plan.phaseMs));
+  const bronze = await flooding;
+  const after = alone ? await platinumLoop(client, work, poisson(rng, plan.platinumRate, plan.phaseMs)) : [];
+  await client.close();
+  return { alone: after.map((p) => p.sample), flood: during.map((p) => p.sample), bronze };
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, x));
+}
+
+const ttfts = (samples: readonly Sample[]) => distribution(samples.filter((s) => s.error === undefined).map((s) => s.ttftMs));
+
+/** Known (never, today: llmgw has no setting for it), learnt (per endpoint, seconds after the flood began) or unknown. */
+function capacityText(seen: CapacitySeen, floodAt: number, slots: number): string {
+  const ids = [...seen.final.keys()].sort();
+  if (ids.every((id) => seen.final.get(id) === null)) return 'unknown';
+  return ids
+    .map((id) => {
+      const v = seen.final.get(id);
+      const at = seen.firstAt.get(id);
+      if (v === null || v === undefined || at === undefined) return '?';
+      return `${v}${v === slots ? '' : '≠'}@${fmtNum((at - floodAt) / 1000)}s`;
+    })
+    .join(' ');
+}
+
+function printResults(results: readonly CellResult[]): void {
+  console.log('');
+  printTable(
+    ['cell', 'engines', 'gauges', 'step budget', 'flavor', 'prompt tok', 'max_tokens', 'speed', 'engine capacity req/s', 'platinum req/s', 'phase s', 'bronze outstanding'],
+    results.map(({ cell, capacityRps, plan }) => [
+      cell.name,
+      `${cell.engines}×${cell.sim.maxNumSeqs}`,
+      cell.sim.gaugeLagMs ? `${cell.sim.gauges ?? 'step'}, every ${cell.sim.gaugeLagMs} ms` : (cell.sim.gauges ?? 'step'),
+      cell.sim.maxNumBatchedTokens === 0 ? 'none' : String(cell.sim.maxNumBatchedTokens ?? 8192),
+      cell.sim.flavor ?? 'vllm',
+      range(cell.prompt),
+      range(cell.maxTokens),
+      String(cell.sim.speed),
+      fmtNum(capacityRps),
+      fmtNum(plan.platinumRate),
+      fmtNum(plan.phaseMs / 1000),
+      String(plan.outstanding),
+    ]),
+  );
+  console.log('');
+  const rows: TableRow[] = [];
+  let failing = 0;
+  for (const r of results) {
+    const offBronze = summarize(r.off.bronze.samples, r.off.bronze.wallMs);
+    const slots = r.cell.sim.maxNumSeqs;
+    for (const run of r.on) {
+      const alone = ttfts(run.alone);
+      const during = ttfts(run.flood);
+      const offDuring = ttfts(r.off.platinum);
+      const bronze = summarize(run.bronze.samples, run.bronze.wallMs);
+      const ratio = during.p99 / alone.p99;
+      const bronzeRatio = bronze.rps / offBronze.rps;
+      const platErrors = run.alone.length + run.flood.length - alone.n - during.n;
+      const fails = [
+        ...(ratio > TTFT_BUDGET || !Number.isFinite(ratio) ? ['ttft'] : []),
+        ...(bronzeRatio < BRONZE_BUDGET ? ['bronze'] : []),
+        ...(bronze.errors > 0 ? ['lost'] : []),
+        ...(platErrors > 0 ? ['plat err'] : []),
+      ];
+      if (fails.length > 0) failing++;
+      rows.push([
+        r.cell.name,
+        run.order,
+        `${alone.n}/${during.n}`,
+        fmtNum(alone.p50),
+        fmtNum(alone.p99),
+        fmtNum(during.p50),
+        fmtNum(during.p99),
+        fmtRatio(ratio),
+        fmtRatio(offDuring.p99 / alone.p99),
+        fmtRatio(bronzeRatio),
+        bronze.errors === 0 ? `yes (${bronze.ok})` : `no: ${bronze.errorKinds.join(', ')}`,
+        capacityText(run.capacity, run.bronze.startAt, slots),
+        fails.length === 0 ? '✓' : `✗ ${fails.join(', ')}`,
+      ]);
+    }
+  }
+  printTable(['cell', 'order', 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'budget'], rows, 2);
+  console.log(
+    [
+      `TTFT in ms, client-side, platinum streaming. ×p99: flood p99 over alone p99 through the same server (budget ≤ ${TTFT_BUDGET}×);`,
+      `off ×p99: the same flood through a server with admission off, over the alone p99 (what admission has to beat).`,
+      `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
+      'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
+      'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); llmgw has no setting to be told it, so it is never "known".',
+      `${failing} of ${rows.length} runs outside the budget.`,
+    ].join('\n'),
+  );
+}
+
+function range([a, b]: readonly [number, number]): string {
+  return a === b ? String(a) : `${a}–${b}`;
 }

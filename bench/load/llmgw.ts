@@ -17,6 +17,11 @@ export interface SimOptions {
   /** KV cache size in blocks of 16 tokens. */
   numGpuBlocks?: number;
   maxNumSeqs?: number;
+  flavor?: 'vllm' | 'sglang';
+  /** Per-step token budget; 0 = none. */
+  maxNumBatchedTokens?: number;
+  gauges?: 'live' | 'step';
+  gaugeLagMs?: number;
 }
 
 export interface RunningSim extends Launched {
@@ -27,6 +32,10 @@ export async function startSim(o: SimOptions): Promise<RunningSim> {
   const args = [LLMGW_CLI, 'run', '--role=sim', '--listen', '127.0.0.1:0', '--model', o.model, '--speed', String(o.speed), '--seed', String(o.seed)];
   if (o.numGpuBlocks !== undefined) args.push('--num-gpu-blocks', String(o.numGpuBlocks));
   if (o.maxNumSeqs !== undefined) args.push('--max-num-seqs', String(o.maxNumSeqs));
+  if (o.flavor !== undefined) args.push('--flavor', o.flavor);
+  if (o.maxNumBatchedTokens !== undefined) args.push('--max-num-batched-tokens', String(o.maxNumBatchedTokens));
+  if (o.gauges !== undefined) args.push('--gauges', o.gauges);
+  if (o.gaugeLagMs !== undefined) args.push('--gauge-lag-ms', String(o.gaugeLagMs));
   const p = await launch({
     name: `sim ${o.model}`,
     command: process.execPath,

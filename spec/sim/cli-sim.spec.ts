@@ -3,8 +3,10 @@
 
 import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
+import { request } from 'undici';
 import { startProcess } from '../support/process.js';
-import { startSim } from './helpers.js';
+import { until } from '../support/until.js';
+import { metric, startSim, type SimProcess } from './helpers.js';
 
 const test = suite('sim CLI (llmgw run --role=sim)');
 const READY = /listening on (http:\/\/\S+)/;
@@ -33,6 +35,49 @@ test('a KV cache too small for max_model_len is refused at start, as vLLM does',
 
 test('a bad --flavor is refused', async () => {
   assert.match(await startFailure(['--model', 'm', '--flavor', 'tgi']), /--flavor must be vllm or sglang/);
+});
+
+test('a bad --gauges or --gauge-lag-ms is refused', async () => {
+  assert.match(await startFailure(['--model', 'm', '--gauges', 'lagged']), /--gauges must be live or step, not 'lagged'/);
+  assert.match(await startFailure(['--model', 'm', '--gauge-lag-ms', 'soon']), /--gauge-lag-ms must be a whole number ≥ 0/);
+});
+
+test('--max-num-batched-tokens reaches the engine: a budget under max_num_seqs is refused, 0 (none) is not', async () => {
+  assert.match(await startFailure(['--model', 'm', '--max-num-batched-tokens', '100']), /maxNumBatchedTokens \(100\) must be ≥ maxNumSeqs \(256\)/);
+  const sim = await startSim('m', ['--max-num-batched-tokens', '0']);
+  await sim.stop();
+});
+
+/** Sends a streaming completion; resolves when its headers came, which the sim sends with the first token. */
+function streaming(sim: SimProcess, signal: AbortSignal): Promise<unknown> {
+  return request(`${sim.url}/v1/completions`, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt: 'hello there', max_tokens: 5000, stream: true }) }).catch(() => undefined);
+}
+
+test('--gauges live shows a request in the gauges before its first step ends (at this speed a step lasts a minute)', async () => {
+  const sim = await startSim('m', ['--gauges', 'live', '--speed', '0.0001']);
+  try {
+    const hangUp = new AbortController();
+    const answered = streaming(sim, hangUp.signal);
+    await until(async () => (await metric(sim.url, 'vllm:num_requests_running')) === 1, 'the running gauge at 1');
+    hangUp.abort();
+    await answered;
+  } finally {
+    await sim.stop();
+  }
+});
+
+test('--gauge-lag-ms holds the gauges until its grid point: a streaming request is not yet shown running', async () => {
+  const sim = await startSim('m', ['--gauges', 'live', '--gauge-lag-ms', '600000', '--max-model-len', '6000']);
+  try {
+    const hangUp = new AbortController();
+    const answered = streaming(sim, hangUp.signal);
+    await until(async () => (await metric(sim.url, 'vllm:generation_tokens_total')) > 0, 'its first token');
+    assert.is(await metric(sim.url, 'vllm:num_requests_running'), 0, 'the first grid point is ten minutes after the start');
+    hangUp.abort();
+    await answered;
+  } finally {
+    await sim.stop();
+  }
 });
 
 test('SIGTERM closes the engine and the process exits 0', async () => {

@@ -210,6 +210,61 @@ test('the reported counts (what the gauges show) are refreshed once per step, as
   assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 }, 'the last step reports the engine empty');
 });
 
+test('live gauges count a request the moment it arrives, and a finished one the moment it leaves', () => {
+  const h = harness({ maxNumSeqs: 1, gauges: 'live' });
+  h.submit('a', 32, 3);
+  h.submit('b', 32, 3, 1);
+  assert.equal({ ...h.engine.reported, kvUsage: 0 }, { running: 0, waiting: 2, kvUsage: 0 }, 'both queued before any step ran');
+  h.clock.advance(0); // the first step starts: 'a' runs
+  assert.is(h.engine.reported.running, 1);
+  assert.is(h.engine.reported.waiting, 1);
+  assert.ok(h.engine.reported.kvUsage > 0, 'its prefill holds blocks from the step that started it');
+  h.clock.runUntilIdle();
+  assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 });
+});
+
+test('lagged gauges change only on a grid of gaugeLagMs from the engine\'s start, and an idle engine arms no timer', () => {
+  const h = harness({ gaugeLagMs: 100, gauges: 'live' });
+  assert.is(h.clock.pending, 0, 'nothing to publish yet');
+  h.clock.advance(30);
+  h.submit('a', 32, 300);
+  h.clock.advance(69); // t = 99 from the start: the grid point at 100 not reached
+  assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 }, 'the request is not shown before the grid point');
+  assert.is(h.engine.numRunning, 1, 'though it runs');
+  h.clock.advance(1);
+  assert.is(h.engine.reported.running, 1, 'published at the grid point');
+  h.clock.runUntilIdle();
+  assert.ok(h.clock.now() - 1000 >= 200 && (h.clock.now() - 1000) % 100 === 0, `the last change is published on the grid too (t = ${h.clock.now() - 1000})`);
+  assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 }, 'and the empty engine is shown in the end');
+  assert.is(h.clock.pending, 0);
+});
+
+test('lagged step gauges publish the last step\'s stats, not the live queues', () => {
+  const h = harness({ gaugeLagMs: 5 });
+  h.submit('a', 32, 300);
+  h.clock.advance(5); // a grid point inside the first step (≈ 6.3 ms): no step has ended
+  assert.is(h.engine.numRunning, 1);
+  assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 }, 'published, but what the last step reported: nothing');
+  h.clock.advance(5);
+  assert.ok(h.steps[0]!.endMs < h.clock.now());
+  assert.is(h.engine.reported.running, 1, 'the next grid point shows the step that ended');
+  h.engine.close();
+});
+
+test('with no token budget (0) every admitted prompt is prefilled in one step, as without chunked prefill', () => {
+  const h = harness({ maxNumBatchedTokens: 0 });
+  assert.is(h.engine.maxNumBatchedTokens, Infinity);
+  const all = [0, 1, 2, 3].map((i) => h.submit(`p${i}`, 3000, 2, i));
+  h.clock.runUntilIdle();
+  assert.equal(h.steps[0]!.prefillTokens, 12_000, 'all four prompts in the first step');
+  close(h.steps[0]!.endMs - h.steps[0]!.startMs, (beta0 + beta1 * 12_000) / 1000, 'one long step');
+  assert.ok(all.every((t) => t.tokenTimes[0] === all[0]!.tokenTimes[0]), 'every first token at the end of that step');
+  const chunked = harness();
+  [0, 1, 2, 3].map((i) => chunked.submit(`p${i}`, 3000, 2, i));
+  chunked.clock.runUntilIdle();
+  assert.is(chunked.steps[0]!.prefillTokens, 8192, 'the default budget chunks the same prompts');
+});
+
 test('close aborts everything and stops the loop', () => {
   const h = harness();
   const a = h.submit('a', 100, 100);
@@ -243,6 +298,9 @@ test('refuses a configuration where one maximal sequence cannot fit the cache, a
   assert.is(new SimEngine({ numGpuBlocks: 10 }).maxModelLen, 160, 'without maxModelLen it is what the cache holds');
   assert.throws(() => new SimEngine({ speed: 0 }), /speed/);
   assert.throws(() => new SimEngine({ maxNumSeqs: 0 }), /maxNumSeqs/);
+  assert.throws(() => new SimEngine({ maxNumBatchedTokens: -1 }), /maxNumBatchedTokens must be a whole number ≥ 0/);
+  assert.throws(() => new SimEngine({ gaugeLagMs: 1.5 }), /gaugeLagMs/);
+  assert.throws(() => new SimEngine({ gauges: 'lagged' as 'live' }), /gauges must be step or live/);
 });
 
 test.run();

@@ -15,7 +15,12 @@
 //   `speed`; a sequence emits its first token in the step that completes its prefill, then
 //   one token per step.
 // - the scheduler stats behind the gauges (running, waiting, KV usage) are refreshed at the
-//   end of each step, so a scrape sees a request a step after it arrived.
+//   end of each step, so a scrape sees a request a step after it arrived. Real engines
+//   differ here, and a router must cope with each: `gauges: 'live'` shows the queues as
+//   they are at scrape time, and `gaugeLagMs` publishes them only every N ms, as SGLang
+//   does when it logs its scheduler stats every few dozen steps.
+// - `maxNumBatchedTokens: 0` lifts the per-step token budget: everything admitted is
+//   prefilled in one step, as in an engine without chunked prefill.
 //
 // Time is honest: a step's tokens are released no earlier than its simulated end. When the
 // event loop wakes late, due steps run back to back on the engine's own clock (each still
@@ -43,16 +48,28 @@ export const ENGINE_DEFAULTS = Object.freeze({
   numGpuBlocks: 29205, // Llama-3.1-8B on an 80 GB H100 at 0.9 memory utilization (~467k tokens)
   maxModelLen: 32768,
   maxNumBatchedTokens: 8192, // vLLM's default for online serving on large GPUs
+  gauges: 'step' as GaugeTiming, // vLLM's scheduler stats
+  gaugeLagMs: 0,
   speed: 1,
   maxLagMs: 20, // wall-clock lag the engine will catch up on before it gives the time up
 });
+
+/**
+ * What the gauges read: `step`, the scheduler stats of the last step (vLLM); `live`, the
+ * queues as they are at the moment of reading.
+ */
+export type GaugeTiming = 'step' | 'live';
 
 export interface SimEngineConfig {
   maxNumSeqs?: number | undefined;
   numGpuBlocks?: number | undefined;
   /** Longest prompt + completion. Defaults to min(32768, what the KV cache holds). */
   maxModelLen?: number | undefined;
+  /** Per-step token budget; 0 = none (no chunked prefill). */
   maxNumBatchedTokens?: number | undefined;
+  gauges?: GaugeTiming | undefined;
+  /** > 0: the gauges change only every this many ms (on a grid from the engine's start). */
+  gaugeLagMs?: number | undefined;
   /** Time factor: 10 runs every simulated duration ten times faster. */
   speed?: number | undefined;
   stepModel?: StepModel | undefined;
@@ -168,6 +185,7 @@ interface Step extends StepInfo {
 export class SimEngine {
   readonly maxNumSeqs: number;
   readonly maxModelLen: number;
+  /** Infinity when there is no per-step budget. */
   readonly maxNumBatchedTokens: number;
   readonly speed: number;
   readonly stepModel: StepModel;
@@ -191,7 +209,13 @@ export class SimEngine {
   private readonly live = new Map<string, Sequence>();
   private readonly observers: EngineObserver[] = [];
   private current: Step | null = null;
-  private readonly report: EngineReport = { running: 0, waiting: 0, kvUsage: 0 };
+  readonly gauges: GaugeTiming;
+  readonly gaugeLagMs: number;
+  private readonly stepReport: EngineReport = { running: 0, waiting: 0, kvUsage: 0 };
+  /** What lagged gauges show: the source copied at the last grid point. */
+  private readonly published: EngineReport = { running: 0, waiting: 0, kvUsage: 0 };
+  private readonly originMs: number;
+  private cancelPublish: (() => void) | null = null;
   private cancelTimer: (() => void) | null = null;
   /** Engine time: when the last step ended. */
   private clockMs: number;
@@ -204,7 +228,11 @@ export class SimEngine {
     const capacity = numGpuBlocks * BLOCK_SIZE;
     this.maxNumSeqs = config.maxNumSeqs ?? ENGINE_DEFAULTS.maxNumSeqs;
     this.maxModelLen = config.maxModelLen ?? Math.min(ENGINE_DEFAULTS.maxModelLen, capacity);
-    this.maxNumBatchedTokens = config.maxNumBatchedTokens ?? Math.max(ENGINE_DEFAULTS.maxNumBatchedTokens, this.maxNumSeqs);
+    const budget = config.maxNumBatchedTokens ?? Math.max(ENGINE_DEFAULTS.maxNumBatchedTokens, this.maxNumSeqs);
+    checkWhole('maxNumBatchedTokens', budget, 0);
+    this.maxNumBatchedTokens = budget === 0 ? Infinity : budget;
+    this.gauges = config.gauges ?? ENGINE_DEFAULTS.gauges;
+    this.gaugeLagMs = config.gaugeLagMs ?? ENGINE_DEFAULTS.gaugeLagMs;
     this.speed = config.speed ?? ENGINE_DEFAULTS.speed;
     this.stepModel = config.stepModel ?? LLAMA_3_1_8B_H100;
     this.maxLagMs = config.maxLagMs ?? ENGINE_DEFAULTS.maxLagMs;
@@ -212,7 +240,8 @@ export class SimEngine {
     checkWhole('maxNumSeqs', this.maxNumSeqs, 1);
     checkWhole('numGpuBlocks', numGpuBlocks, 1);
     checkWhole('maxModelLen', this.maxModelLen, 2);
-    checkWhole('maxNumBatchedTokens', this.maxNumBatchedTokens, 1);
+    if (this.gauges !== 'step' && this.gauges !== 'live') throw new RangeError(`gauges must be step or live, not '${String(this.gauges)}'`);
+    checkWhole('gaugeLagMs', this.gaugeLagMs, 0);
     if (!(this.speed > 0) || !Number.isFinite(this.speed)) throw new RangeError(`speed must be a number > 0, not ${this.speed}`);
     // vLLM refuses to start when one maximal sequence cannot fit in the cache; so do we,
     // because such a sequence could never be scheduled and would stall the queue.
@@ -226,6 +255,7 @@ export class SimEngine {
     }
     this.kv = new KvCache(numGpuBlocks, config.enablePrefixCaching ?? true);
     this.clockMs = this.clock.now();
+    this.originMs = this.clockMs;
   }
 
   get numRunning(): number {
@@ -242,13 +272,34 @@ export class SimEngine {
   }
 
   /**
-   * The counts as the engine last reported them, which is what its gauges show: vLLM
-   * refreshes its scheduler stats once per step, so a request that just arrived is
-   * counted a step later and a router scraping the gauges sees the engine a step behind.
+   * The counts as the engine last reported them, which is what its gauges show. By
+   * default as vLLM: it refreshes its scheduler stats once per step, so a request that
+   * just arrived is counted a step later and a router scraping the gauges sees the engine
+   * a step behind. See `gauges` and `gaugeLagMs` for the other behaviours.
    */
   get reported(): Readonly<EngineReport> {
-    return this.report;
+    return this.gaugeLagMs > 0 ? this.published : this.gaugeSource();
   }
+
+  private gaugeSource(): EngineReport {
+    if (this.gauges === 'step') return this.stepReport;
+    return { running: this.running.length, waiting: this.waiting.length, kvUsage: this.kv.usage() };
+  }
+
+  /**
+   * Something the gauges show may have changed: with a lag, publish at the next grid
+   * point. The timer is armed only while there is news, so an idle engine sets none.
+   */
+  private gaugesChanged(): void {
+    if (this.gaugeLagMs === 0 || this.cancelPublish || this.closed) return;
+    const delay = this.gaugeLagMs - ((this.clock.now() - this.originMs) % this.gaugeLagMs);
+    this.cancelPublish = this.clock.schedule(this.publish, delay);
+  }
+
+  private readonly publish = (): void => {
+    this.cancelPublish = null;
+    Object.assign(this.published, this.gaugeSource());
+  };
 
   /** After close(): every new submit is refused. */
   get isClosed(): boolean {
@@ -283,6 +334,7 @@ export class SimEngine {
     this.waiting.push(seq);
     this.live.set(seq.id, seq);
     this.kick();
+    this.gaugesChanged();
     return seq;
   }
 
@@ -291,6 +343,7 @@ export class SimEngine {
     const seq = typeof seqOrId === 'string' ? this.live.get(seqOrId) : seqOrId;
     if (!seq || seq.state === 'finished') return false;
     this.finish(seq, 'abort', Math.max(this.clock.now(), this.clockMs));
+    this.gaugesChanged();
     return true;
   }
 
@@ -300,6 +353,8 @@ export class SimEngine {
     this.closed = true;
     this.cancelTimer?.();
     this.cancelTimer = null;
+    this.cancelPublish?.();
+    this.cancelPublish = null;
     this.current = null;
     for (const seq of [...this.running, ...this.waiting]) this.finish(seq, 'abort', this.clock.now());
   }
@@ -473,9 +528,10 @@ export class SimEngine {
       if (seq.numComputed < seq.tokens.length) continue; // a prefill chunk, not the last one
       this.emit(seq, t);
     }
-    this.report.running = this.running.length;
-    this.report.waiting = this.waiting.length;
-    this.report.kvUsage = this.kv.usage();
+    this.stepReport.running = this.running.length;
+    this.stepReport.waiting = this.waiting.length;
+    this.stepReport.kvUsage = this.kv.usage();
+    this.gaugesChanged();
   }
 
   private emit(seq: Sequence, t: number): void {

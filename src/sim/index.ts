@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { LlmgwError } from '../errors.js';
 import { urlFor } from '../net/host-port.js';
 import type { EngineClock } from './clock.js';
-import type { StepModel } from './engine.js';
+import type { GaugeTiming, StepModel } from './engine.js';
 import { SimEngine } from './engine.js';
 import { createSimHttpServer, type FragileOptions } from './http-server.js';
 import type { SimFlavor } from './metrics.js';
@@ -32,8 +32,12 @@ export interface SimEngineOptions {
   numGpuBlocks?: number | undefined;
   /** Default 32768, or what the KV cache holds if that is less. */
   maxModelLen?: number | undefined;
-  /** Per-step token budget; default 8192. */
+  /** Per-step token budget; default 8192; 0 = none (no chunked prefill). */
   maxNumBatchedTokens?: number | undefined;
+  /** What the gauges read: the last step's scheduler stats (default, as vLLM) or the live queues. */
+  gauges?: GaugeTiming | undefined;
+  /** > 0: the gauges change only every this many ms, as SGLang's do. Default 0. */
+  gaugeLagMs?: number | undefined;
   /** Step-time coefficients (µs); default Llama-3.1-8B on one H100. */
   stepModel?: StepModel | undefined;
   /** Request bodies over this many bytes get a 413; default 32 MiB. */
@@ -62,6 +66,8 @@ export async function startSimEngine(o: SimEngineOptions): Promise<RunningSim> {
       numGpuBlocks: o.numGpuBlocks,
       maxModelLen: o.maxModelLen,
       maxNumBatchedTokens: o.maxNumBatchedTokens,
+      gauges: o.gauges,
+      gaugeLagMs: o.gaugeLagMs,
       speed: o.speed,
       stepModel: o.stepModel,
       clock: o.clock,
@@ -119,7 +125,7 @@ function invalid(message: string): LlmgwError {
 export { ManualClock, realClock } from './clock.js';
 export type { EngineClock } from './clock.js';
 export { ENGINE_DEFAULTS, LLAMA_3_1_8B_H100, Sequence, SimEngine } from './engine.js';
-export type { EngineCounters, EngineObserver, FinishReason, SimEngineConfig, StepInfo, StepModel, SubmitRequest } from './engine.js';
+export type { EngineCounters, EngineObserver, FinishReason, GaugeTiming, SimEngineConfig, StepInfo, StepModel, SubmitRequest } from './engine.js';
 export { BLOCK_SIZE, KvCache, hashBlock } from './kv-cache.js';
 export type { SimFlavor } from './metrics.js';
 export { SimMetrics } from './metrics.js';

@@ -3,8 +3,9 @@
 // read a real fleet's. One prom-client Registry per engine: several engines may live in
 // one process (or one worker thread) and must not share the global registry.
 //
-// Gauges read the engine's live state at scrape time (prom-client `collect`), so a scrape
-// never sees a stale copy; counters and histograms are fed by engine events as they happen.
+// Gauges read the engine's report at scrape time (prom-client `collect`): the scheduler
+// stats of its last step by default, as vLLM's are, or what `gauges`/`gaugeLagMs` make it
+// (engine.ts); counters and histograms are fed by engine events as they happen.
 // Times are observed on the engine's clock, in wall seconds: at `--speed 10` a step that
 // would take 10 ms on a GPU is observed as 1 ms, which is what clients of the sim see too.
 

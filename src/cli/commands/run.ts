@@ -37,6 +37,9 @@ export class RunCommand extends Command {
   maxNumSeqs = Option.String('--max-num-seqs', { description: 'sim: most sequences in one batch (default 256)' });
   numGpuBlocks = Option.String('--num-gpu-blocks', { description: 'sim: KV cache size in blocks of 16 tokens' });
   maxModelLen = Option.String('--max-model-len', { description: 'sim: longest prompt + completion in tokens' });
+  maxNumBatchedTokens = Option.String('--max-num-batched-tokens', { description: 'sim: per-step token budget; 0 = none, every admitted prompt prefilled in one step as without chunked prefill (default 8192)' });
+  gauges = Option.String('--gauges', { description: 'sim: live (queues as they are when scraped) or step (the last step\'s scheduler stats, as vLLM; default)' });
+  gaugeLagMs = Option.String('--gauge-lag-ms', { description: 'sim: gauges change only every N ms, as SGLang\'s do (default 0: no lag)' });
   fragile = Option.Boolean('--fragile', false, { description: 'sim: exit on a request whose standard fields have wrong types or ranges, as a careless engine would (for testing what stands in front of it)' });
   poisonMarker = Option.String('--poison-marker', { description: 'sim: with --fragile, also exit on a valid request whose prompt contains this text' });
 
@@ -81,6 +84,8 @@ export class RunCommand extends Command {
     if (this.poisonMarker !== undefined && (!this.fragile || this.poisonMarker === '')) throw new LlmgwError('LLMGW_INVALID_REQUEST', '--poison-marker needs --fragile and a non-empty text');
     const flavor = this.flavor ?? 'vllm';
     if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
+    const gauges = this.gauges ?? 'step';
+    if (gauges !== 'live' && gauges !== 'step') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--gauges must be live or step, not '${gauges}'`);
     await runSim(
       {
       host,
@@ -92,6 +97,9 @@ export class RunCommand extends Command {
       maxNumSeqs: integer(this.maxNumSeqs, '--max-num-seqs'),
       numGpuBlocks: integer(this.numGpuBlocks, '--num-gpu-blocks'),
       maxModelLen: integer(this.maxModelLen, '--max-model-len'),
+      maxNumBatchedTokens: integer(this.maxNumBatchedTokens, '--max-num-batched-tokens'),
+      gauges,
+      gaugeLagMs: integer(this.gaugeLagMs, '--gauge-lag-ms'),
         fragile: this.fragile ? { poisonMarker: this.poisonMarker ?? null } : undefined,
       },
       listen,

@@ -1,0 +1,50 @@
+// Watches what a running llmgw believes each engine's batch capacity is (`batchCapacity`
+// in GET /admin/v1/endpoints), so a benchmark can say whether it was learnt and how soon.
+
+import { request } from 'undici';
+
+export interface CapacitySeen {
+  /** Endpoint id → the capacity llmgw holds at the end (null: never learnt). */
+  final: Map<string, number | null>;
+  /** Endpoint id → when (performance.now()) it first held a capacity. */
+  firstAt: Map<string, number>;
+}
+
+/** Polls every `everyMs` until stopped; a failed poll is skipped, the next one tries again. */
+export class CapacityWatch {
+  private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map() };
+  private stopped = false;
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly adminUrl: string,
+    private readonly everyMs = 200,
+  ) {
+    this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      await this.poll().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, this.everyMs));
+    }
+  }
+
+  private async poll(): Promise<void> {
+    const res = await request(`${this.adminUrl}/admin/v1/endpoints`);
+    const list = (await res.body.json()) as { id: string; batchCapacity: number | null }[];
+    const now = performance.now();
+    for (const e of list) {
+      this.seen.final.set(e.id, e.batchCapacity);
+      if (e.batchCapacity !== null && !this.seen.firstAt.has(e.id)) this.seen.firstAt.set(e.id, now);
+    }
+  }
+
+  /** Stops polling after one last look. */
+  async stop(): Promise<CapacitySeen> {
+    this.stopped = true;
+    await this.loop;
+    await this.poll().catch(() => undefined);
+    return this.seen;
+  }
+}
