@@ -16,6 +16,13 @@ export interface HashRing<T> {
   readonly size: number;
 }
 
+/**
+ * The ring name of the upstream at `position` on the proxy's command line. Not its URL:
+ * the engines' ports differ from run to run, and a ring over them would place tenants
+ * differently each time, so two runs of one workload would not compare.
+ */
+export const positionName = (position: number): string => `upstream-${position}`;
+
 /** First 4 bytes of MD5, as ketama takes them: fast enough, and well spread for short keys. */
 export function hash32(key: string): number {
   return createHash('md5').update(key).digest().readUInt32BE(0);

@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { createHashRing } from './hash-ring.js';
+import { createHashRing, positionName } from './hash-ring.js';
 
 interface Upstream {
   url: string;
@@ -48,7 +48,7 @@ const upstreams: Upstream[] = (values.upstream ?? []).map((url) => ({
   inflight: 0,
 }));
 if (upstreams.length === 0) throw new Error('give at least one --upstream URL');
-const ring = createHashRing(upstreams, (u) => u.url);
+const ring = createHashRing(upstreams, (u) => positionName(upstreams.indexOf(u)));
 
 let turn = 0;
 function pick(tenant: string | undefined): Upstream {
