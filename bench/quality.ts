@@ -50,8 +50,8 @@ const BASE_WORKLOAD: Omit<ChatWorkloadOptions, 'popularity'> = {
   // ~1.3–2k tokens each.
   systemPrompts: 20,
   systemWords: [1_200, 1_800],
-  // 12 s of arrivals, ~620 requests (~45/s) per policy and workload: 20 runs of ~17 s
-  // keep the suite near 6 minutes.
+  // 12 s of arrivals, ~630 requests (~45/s) per policy and workload: 20 runs of ~20 s,
+  // the suite ~6.5 minutes (the hash's overloaded engine drains for longest).
   conversations: 144,
   turns: [3, 6],
   userWords: [20, 60],
