@@ -1,6 +1,9 @@
 // Scheduling-quality suite: the same multi-turn chat load with shared system prompts,
 // offered to 4 simulated engines through (a) a round-robin proxy, (b) a least-in-flight
-// proxy, (c) llmgw as configured. Each policy gets fresh engines (cold caches) and exactly
+// proxy, (c) a consistent hash on the tenant header (an oracle: it is told each request's
+// application, llmgw must infer it from the prompt), (d) llmgw as configured; under
+// several tenant-popularity laws, from uniform to one tenant that alone exceeds an
+// engine. Each policy gets fresh engines (cold caches) and exactly
 // the same requests at the same times: same workload seed, same arrival schedule, and all
 // engines share one --seed, so an engine's answer depends only on the prompt — whichever
 // engine serves a turn, the next turn's history is the same bytes.
@@ -11,13 +14,14 @@
 // for it in evictions, recomputed prefills, queueing and TTFT.
 
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
-import { playConversation, type TurnRecord } from './load/chat-client.js';
+import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
 import { chatWorkload, type ChatWorkload, type ChatWorkloadOptions } from './load/chat-workload.js';
 import { PREEMPTIONS, PREFIX_HITS, PREFIX_QUERIES, scrapeCounters } from './load/engine-metrics.js';
 import { LoadClient, openLoop } from './load/http-load.js';
 import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type RunningSim } from './load/llmgw.js';
 import { assertAlive, launchNode, startedAll, stopAll, type Launched } from './load/processes.js';
-import { distribution } from './load/stats.js';
+import { distribution, type Distribution } from './load/stats.js';
+import { createHashRing, positionName } from './baselines/hash-ring.js';
 import { tokenize } from '../src/sim/tokenizer.js';
 
 const MODEL = 'bench-chat';
@@ -41,14 +45,14 @@ const SPEED = 0.5;
  */
 const NUM_GPU_BLOCKS = 1_024;
 
-const WORKLOAD: ChatWorkloadOptions = {
+const BASE_WORKLOAD: Omit<ChatWorkloadOptions, 'popularity'> = {
   seed: 42,
   // ~1.3–2k tokens each.
   systemPrompts: 20,
   systemWords: [1_200, 1_800],
-  popularity: 0.5,
-  // 20 s of arrivals, ~1,100 requests (~45/s) per policy: the suite stays near 80 s.
-  conversations: 240,
+  // 12 s of arrivals, ~630 requests (~45/s) per policy and workload: 20 runs of ~20 s,
+  // the suite ~6.5 minutes (the hash's overloaded engine drains for longest).
+  conversations: 144,
   turns: [3, 6],
   userWords: [20, 60],
   // Short answers: every token is an SSE chunk through the client, the proxy and an
@@ -58,9 +62,66 @@ const WORKLOAD: ChatWorkloadOptions = {
   arrivalsPerSecond: 12,
 };
 
+/** What llmgw must achieve on a workload, against the tenant hash and round-robin (DESIGN.md's budget). */
+type Budget = 'uniform' | 'skewed' | 'overload';
+
+interface WorkloadCase {
+  /** Also the name BENCH_QUALITY_WORKLOADS selects it by. */
+  name: string;
+  what: string;
+  popularity: number;
+  hotShare?: number;
+  /** The fleet, where this workload needs another than SPEED and the sim's batch limit. */
+  speed?: number;
+  maxNumSeqs?: number;
+  budget: Budget;
+}
+
+/**
+ * Tenant popularity from flat to one tenant beyond an engine. Zipf over 20 tenants gives
+ * the first 21% of conversations at s = 0.8, 35% at 1.2 and 50% at 1.6.
+ *
+ * - uniform runs slower engines (speed 0.3): round-robin is then past saturation, where a
+ *   throughput ratio means capacity. At 0.5 it keeps up, and every policy's throughput
+ *   is the offered load.
+ * - hot-60 gives one tenant 68% of conversations (60% + its Zipf share of the rest) on
+ *   engines that batch at most 8 sequences. At the sim's default of 256 a batch is nearly
+ *   free (a step costs β0 plus µs per token), and one engine with a warm cache carried
+ *   84% of this load at a p90 TTFT under 50 ms: no tenant the 2 cores can drive exceeds
+ *   it. With 8, the hot tenant needs ~14 running sequences, nearly twice what an engine
+ *   holds, while the fleet has room for three times the load.
+ */
+const WORKLOADS: WorkloadCase[] = [
+  { name: 'uniform', what: 'every tenant equally popular, engines at speed 0.3', popularity: 0, speed: 0.3, budget: 'uniform' },
+  { name: 'zipf-0.8', what: 'tenant popularity Zipf s = 0.8', popularity: 0.8, budget: 'skewed' },
+  { name: 'zipf-1.2', what: 'tenant popularity Zipf s = 1.2', popularity: 1.2, budget: 'skewed' },
+  { name: 'zipf-1.6', what: 'tenant popularity Zipf s = 1.6', popularity: 1.6, budget: 'skewed' },
+  {
+    name: 'hot-60',
+    what: 'one tenant 60% of conversations (the rest Zipf s = 0.8), engines batching ≤ 8 sequences: beyond one engine',
+    popularity: 0.8,
+    hotShare: 0.6,
+    maxNumSeqs: 8,
+    budget: 'overload',
+  },
+];
+
+/**
+ * Goodput counts answers whose TTFT is within this. About twice an unqueued full prefill
+ * of the longest system prompt at speed 0.3 (~2k tokens, ~135 ms): an answer that met no
+ * queue makes it whether its prefix was cached or not, one stuck behind a backlog does not.
+ */
+const GOOD_TTFT_MS = 250;
+/** "At the hash's level" on uniform tenants: within the run-to-run noise of p90 (see the notes). */
+const UNIFORM_P90_SLACK = 1.2;
+/** "Clearly better" where the hash overloads an engine: beyond that noise. */
+const OVERLOAD_P90_GAIN = 1.5;
+const UNIFORM_GOODPUT_GAIN = 2;
+
 export const suite: Suite = {
   name: 'quality',
-  description: 'multi-turn shared-prefix chat on 4 sim engines: round-robin vs least-in-flight vs llmgw (TTFT, prefix-cache hit rate, throughput)',
+  description:
+    'multi-turn shared-prefix chat on 4 sim engines, uniform to skewed tenants: round-robin vs least-in-flight vs a tenant hash vs llmgw (TTFT, prefix-cache hit rate, throughput)',
   run,
 };
 
@@ -72,26 +133,25 @@ interface Policy {
 const here = (rel: string): string => new URL(rel, import.meta.url).pathname;
 
 const proxyPolicy =
-  (policy: 'round-robin' | 'least-inflight') =>
+  (policy: 'round-robin' | 'least-inflight' | 'tenant-hash') =>
   async (engines: readonly RunningSim[]): Promise<{ proc: Launched; url: string }> => {
-    const args = ['--policy', policy, ...engines.flatMap((e) => ['--upstream', e.url])];
+    const args = ['--policy', policy, '--tenant-header', TENANT_HEADER, ...engines.flatMap((e) => ['--upstream', e.url])];
     const proc = await launchNode(`${policy} proxy`, here('./baselines/proxy.js'), args, /listening on (\S+)$/);
     return { proc, url: proc.match[1]! };
   };
 
-const POLICIES: Policy[] = [
-  { name: 'round-robin proxy', start: proxyPolicy('round-robin') },
-  { name: 'least-in-flight proxy', start: proxyPolicy('least-inflight') },
-  {
-    name: 'llmgw',
-    start: async (engines) => {
-      const extra = extraConfigFromEnv();
-      const config = llmgwConfig({ model: MODEL, endpoints: engines.map((e, i) => ({ id: `sim-${i}`, url: e.url })), extra });
-      const proc = await startLlmgw(config);
-      return { proc, url: proc.url };
-    },
+const ROUND_ROBIN: Policy = { name: 'round-robin proxy', start: proxyPolicy('round-robin') };
+const TENANT_HASH: Policy = { name: 'tenant-hash proxy', start: proxyPolicy('tenant-hash') };
+const LLMGW: Policy = {
+  name: 'llmgw',
+  start: async (engines) => {
+    const extra = extraConfigFromEnv();
+    const config = llmgwConfig({ model: MODEL, endpoints: engines.map((e, i) => ({ id: `sim-${i}`, url: e.url })), extra });
+    const proc = await startLlmgw(config);
+    return { proc, url: proc.url };
   },
-];
+};
+const POLICIES: Policy[] = [ROUND_ROBIN, { name: 'least-in-flight proxy', start: proxyPolicy('least-inflight') }, TENANT_HASH, LLMGW];
 
 interface PolicyResult {
   records: TurnRecord[];
@@ -104,17 +164,30 @@ interface PolicyResult {
 }
 
 async function run(): Promise<void> {
-  const workload = chatWorkload(WORKLOAD);
-  const results = new Map<Policy, PolicyResult>();
-  for (const p of POLICIES) results.set(p, await runPolicy(p, workload));
-  report(workload, results);
+  const only = process.env.BENCH_QUALITY_WORKLOADS?.split(',').map((w) => w.trim());
+  const cases = WORKLOADS.filter((w) => !only || only.includes(w.name));
+  if (cases.length === 0) throw new Error(`BENCH_QUALITY_WORKLOADS names none of ${WORKLOADS.map((w) => w.name).join(', ')}`);
+  const done: Ran[] = [];
+  for (const c of cases) {
+    const workload = chatWorkload({ ...BASE_WORKLOAD, popularity: c.popularity, hotShare: c.hotShare });
+    const results = new Map<Policy, PolicyResult>();
+    for (const p of POLICIES) results.set(p, await runPolicy(p, workload, c));
+    done.push({ case: c, workload, results });
+  }
+  report(done);
 }
 
-async function runPolicy(policy: Policy, workload: ChatWorkload): Promise<PolicyResult> {
+interface Ran {
+  case: WorkloadCase;
+  workload: ChatWorkload;
+  results: Map<Policy, PolicyResult>;
+}
+
+async function runPolicy(policy: Policy, workload: ChatWorkload, c: WorkloadCase): Promise<PolicyResult> {
   const procs: Launched[] = [];
   try {
     const engines = await startedAll(
-      Array.from({ length: ENGINES }, () => startSim({ model: MODEL, speed: SPEED, seed: ENGINE_SEED, numGpuBlocks: NUM_GPU_BLOCKS })),
+      Array.from({ length: ENGINES }, () => startSim({ model: MODEL, speed: c.speed ?? SPEED, seed: ENGINE_SEED, numGpuBlocks: NUM_GPU_BLOCKS, maxNumSeqs: c.maxNumSeqs })),
       procs,
     );
     const front = await policy.start(engines);
@@ -149,78 +222,108 @@ async function runPolicy(policy: Policy, workload: ChatWorkload): Promise<Policy
   }
 }
 
-function report(workload: ChatWorkload, results: Map<Policy, PolicyResult>): void {
-  const figures = new Map(
-    [...results].map(([p, r]) => {
-      const ok = r.records.filter((x) => x.sample.error === undefined);
-      const ttft = distribution(ok.map((x) => x.sample.ttftMs));
-      const outTokens = ok.reduce((s, x) => s + x.completionTokens, 0);
-      return [
-        p,
-        {
-          ttft,
-          hitRate: r.hits / r.queries,
-          rps: (ok.length * 1000) / r.windowMs,
-          tokps: (outTokens * 1000) / r.windowMs,
-          errors: r.records.length - ok.length,
-          promptTokens: ok.reduce((s, x) => s + x.promptTokens, 0),
-        },
-      ] as const;
-    }),
-  );
-  const base = figures.get(POLICIES[0]!)!;
-  const rows: TableRow[] = POLICIES.map((p) => {
-    const f = figures.get(p)!;
-    const r = results.get(p)!;
-    const isBase = f === base;
-    return [
-      p.name,
-      fmtNum(f.ttft.mean),
-      fmtNum(f.ttft.p90),
-      fmtNum(f.ttft.p99),
-      `${(f.hitRate * 100).toFixed(1)}%`,
-      fmtNum(f.rps),
-      fmtNum(f.tokps),
-      String(r.preemptions),
-      String(f.errors),
-      isBase ? '' : fmtRatio(base.ttft.mean / f.ttft.mean),
-      isBase ? '' : fmtRatio(base.ttft.p90 / f.ttft.p90),
-      isBase ? '' : fmtRatio(f.hitRate / base.hitRate),
-      isBase ? '' : fmtRatio(f.rps / base.rps),
-      isBase ? '' : fmtRatio(f.tokps / base.tokps),
-    ];
-  });
+interface Figures {
+  ttft: Distribution;
+  hitRate: number;
+  rps: number;
+  /** Answers per second whose TTFT was within GOOD_TTFT_MS. */
+  goodput: number;
+  tokps: number;
+  errors: number;
+  promptTokens: number;
+}
 
-  const w = WORKLOAD;
-  const requests = results.get(POLICIES[0]!)!.records.length;
-  console.log(
-    `quality: ${ENGINES} sim engines (speed ${SPEED}, ${NUM_GPU_BLOCKS} KV blocks = ${NUM_GPU_BLOCKS * 16} tokens each), fresh per policy; ` +
-      `${w.conversations} conversations arriving at ${w.arrivalsPerSecond}/s (Poisson), ${w.turns[0]}–${w.turns[1]} turns, think ~${w.thinkMs} ms; ${requests} requests`,
-  );
-  console.log(composition(workload, results.get(POLICIES[0]!)!.records));
-  console.log('');
-  printTable(
-    ['policy', 'TTFT mean ms', 'p90 ms', 'p99 ms', 'prefix hit', 'req/s', 'out tok/s', 'preempt', 'errors', '×mean', '×p90', '×hit', '×req/s', '×tok/s'],
-    rows,
-  );
-  const notes = [
-    'TTFT: request sent → first SSE chunk, streaming, at the client. prefix hit: Σ vllm:prefix_cache_hits_total / Σ queries over the',
-    '  engines, delta over the run. req/s, tok/s: completed requests and output tokens per second, first request → last answer.',
-    '×: improvement over round-robin (×mean, ×p90: round-robin TTFT / this TTFT; above 1 is better everywhere).',
-    'Same offered load for every policy: throughput differs only if a policy could not keep up (its queue drained after the arrivals).',
-    'Near saturation TTFT is touchy: two runs of the same policy differed by up to ~1.5× in p90 TTFT on this machine.',
-    '  Read ratios under ~2× as noise; rerun before believing one.',
-  ];
-  for (const [p, r] of results) {
-    const f = figures.get(p)!;
-    if (f.promptTokens !== base.promptTokens) notes.push(`${p.name}: ${f.promptTokens} prompt tokens vs round-robin's ${base.promptTokens} (errors cut conversations short)`);
-    if (r.maxLagMs > 50) notes.push(`${p.name}: arrivals started up to ${fmtNum(r.maxLagMs)} ms late — the client itself was short of CPU`);
-    if (f.errors > 0) {
-      const kinds = [...new Set(r.records.filter((x) => x.sample.error !== undefined).map((x) => x.sample.error))].slice(0, 3);
-      notes.push(`${p.name} errors: ${kinds.join('; ')}`);
+function figuresOf(r: PolicyResult): Figures {
+  const ok = r.records.filter((x) => x.sample.error === undefined);
+  return {
+    ttft: distribution(ok.map((x) => x.sample.ttftMs)),
+    hitRate: r.hits / r.queries,
+    rps: (ok.length * 1000) / r.windowMs,
+    goodput: (ok.filter((x) => x.sample.ttftMs <= GOOD_TTFT_MS).length * 1000) / r.windowMs,
+    tokps: (ok.reduce((s, x) => s + x.completionTokens, 0) * 1000) / r.windowMs,
+    errors: r.records.length - ok.length,
+    promptTokens: ok.reduce((s, x) => s + x.promptTokens, 0),
+  };
+}
+
+/** Where llmgw misses its budget on this workload ('' when it meets it). */
+function misses(budget: Budget, gw: Figures, hash: Figures, rr: Figures): string {
+  const out: string[] = [];
+  if (gw.errors > 0) out.push('errors');
+  if (budget === 'skewed' && gw.ttft.p90 > hash.ttft.p90) out.push('p90 > hash');
+  if (budget === 'overload' && hash.ttft.p90 / gw.ttft.p90 < OVERLOAD_P90_GAIN) out.push(`p90 not ${OVERLOAD_P90_GAIN}× better than hash`);
+  if (budget === 'uniform') {
+    if (gw.ttft.p90 > hash.ttft.p90 * UNIFORM_P90_SLACK) out.push(`p90 > ${UNIFORM_P90_SLACK}× hash`);
+    if (gw.goodput / rr.goodput < UNIFORM_GOODPUT_GAIN) out.push(`goodput < ${UNIFORM_GOODPUT_GAIN}× round-robin`);
+  }
+  return out.length === 0 ? '✓' : `✗ ${out.join(', ')}`;
+}
+
+function report(done: readonly Ran[]): void {
+  const rows: TableRow[] = [];
+  const notes: string[] = [];
+  for (const { case: c, workload, results } of done) {
+    const figures = new Map([...results].map(([p, r]) => [p, figuresOf(r)] as const));
+    const rr = figures.get(ROUND_ROBIN)!;
+    const hash = figures.get(TENANT_HASH)!;
+    const gw = figures.get(LLMGW)!;
+    rows.push({ section: `${c.name}: ${c.what}; ${results.get(ROUND_ROBIN)!.records.length} requests; ${composition(workload, results.get(ROUND_ROBIN)!.records, c.popularity)}` });
+    for (const p of POLICIES) {
+      const f = figures.get(p)!;
+      const r = results.get(p)!;
+      const isGw = p === LLMGW;
+      rows.push([
+        `  ${p.name}`,
+        fmtNum(f.ttft.p50),
+        fmtNum(f.ttft.p90),
+        fmtNum(f.ttft.p99),
+        `${(f.hitRate * 100).toFixed(1)}%`,
+        fmtNum(f.rps),
+        fmtNum(f.goodput),
+        fmtNum(f.tokps),
+        String(r.preemptions),
+        String(f.errors),
+        isGw ? fmtRatio(hash.ttft.p50 / f.ttft.p50) : '',
+        isGw ? fmtRatio(hash.ttft.p90 / f.ttft.p90) : '',
+        isGw ? fmtRatio(rr.ttft.p90 / f.ttft.p90) : '',
+        isGw ? fmtRatio(f.goodput / rr.goodput) : '',
+        isGw ? misses(c.budget, gw, hash, rr) : '',
+      ]);
+      if (f.promptTokens !== rr.promptTokens) notes.push(`${c.name}, ${p.name}: ${f.promptTokens} prompt tokens vs round-robin's ${rr.promptTokens} (errors cut conversations short)`);
+      if (r.maxLagMs > 50) notes.push(`${c.name}, ${p.name}: arrivals started up to ${fmtNum(r.maxLagMs)} ms late — the client itself was short of CPU`);
+      if (f.errors > 0) {
+        const kinds = [...new Set(r.records.filter((x) => x.sample.error !== undefined).map((x) => x.sample.error))].slice(0, 3);
+        notes.push(`${c.name}, ${p.name} errors: ${kinds.join('; ')}`);
+      }
     }
   }
-  console.log(notes.join('\n'));
+
+  const w = BASE_WORKLOAD;
+  console.log(
+    `quality: ${ENGINES} sim engines (speed ${SPEED} unless named, ${NUM_GPU_BLOCKS} KV blocks = ${NUM_GPU_BLOCKS * 16} tokens each), fresh per policy; ` +
+      `${w.conversations} conversations of ${w.systemPrompts} tenants (applications) arriving at ${w.arrivalsPerSecond}/s (Poisson), ${w.turns[0]}–${w.turns[1]} turns, think ~${w.thinkMs} ms`,
+  );
+  console.log('');
+  printTable(
+    ['workload / policy', 'TTFT p50 ms', 'p90 ms', 'p99 ms', 'prefix hit', 'req/s', 'good/s', 'out tok/s', 'preempt', 'errors', 'gw ×hash p50', '×hash p90', '×rr p90', '×rr good', 'budget'],
+    rows,
+  );
+  console.log(
+    [
+      'TTFT: request sent → first SSE chunk, streaming, at the client. prefix hit: Σ vllm:prefix_cache_hits_total / Σ queries over the',
+      '  engines, delta over the run. req/s, tok/s: completed requests and output tokens per second, first request → last answer.',
+      `good/s: goodput, answers per second with TTFT ≤ ${GOOD_TTFT_MS} ms (req/s is capped by the offered load; goodput shows capacity).`,
+      `tenant-hash: a consistent-hash ring (160 virtual nodes per engine) on the ${TENANT_HEADER} header every request carries — an oracle`,
+      '  of affinity; llmgw ignores the header and must infer the tenant from the prompt.',
+      '×: llmgw against the tenant hash and round-robin (other / llmgw for TTFT, llmgw / other for goodput: above 1 is better for llmgw).',
+      `budget (llmgw): p90 ≤ hash on every Zipf load; p90 ≥ ${OVERLOAD_P90_GAIN}× better than hash where the hot tenant exceeds an engine;`,
+      `  on uniform tenants p90 ≤ ${UNIFORM_P90_SLACK}× hash and goodput ≥ ${UNIFORM_GOODPUT_GAIN}× round-robin. ✗ names what was missed.`,
+      'Same offered load for every policy: throughput differs only if a policy could not keep up (its queue drained after the arrivals).',
+      'Near saturation TTFT is touchy: two runs of the same policy differed by up to ~1.5× in p90 TTFT on this machine.',
+      '  Read ratios under ~1.5× as noise; rerun a workload alone (BENCH_QUALITY_WORKLOADS=zipf-1.2,hot-60) before believing one.',
+      ...notes,
+    ].join('\n'),
+  );
 }
 
 /**
@@ -228,7 +331,7 @@ function report(workload: ChatWorkload, results: Map<Policy, PolicyResult>): voi
  * the gains vanish, so a result must state it): prompt tokens that are a system prompt,
  * earlier turns of the same conversation, or the new user message.
  */
-function composition(workload: ChatWorkload, records: readonly TurnRecord[]): string {
+function composition(workload: ChatWorkload, records: readonly TurnRecord[], popularity: number): string {
   const systemTokens = workload.systemPrompts.map((s) => tokenize(s).length);
   let total = 0;
   let system = 0;
@@ -242,8 +345,19 @@ function composition(workload: ChatWorkload, records: readonly TurnRecord[]): st
   }
   const pct = (x: number): string => `${((x / total) * 100).toFixed(0)}%`;
   const used = new Set(workload.conversations.map((c) => c.system)).size;
+  const top = workload.conversations.filter((c) => c.system === 0).length / workload.conversations.length;
+  // The proxy names ring points by upstream position, so this is the placement it uses.
+  const ring = createHashRing(
+    Array.from({ length: ENGINES }, (_, i) => i),
+    positionName,
+  );
+  const perEngine = new Array<number>(ENGINES).fill(0);
+  for (const c of workload.conversations) perEngine[ring.owner(tenantOf(c))]! += c.turns.length;
+  const busiest = Math.max(...perEngine) / perEngine.reduce((a, b) => a + b, 0);
   return (
     `prompt tokens: ${total.toLocaleString('en-US')} = ${pct(system)} system prompts (${used} of ${workload.systemPrompts.length} in use, ` +
-    `${Math.min(...systemTokens)}–${Math.max(...systemTokens)} tokens, zipf ${WORKLOAD.popularity}), ${pct(total - system - fresh)} earlier turns + template, ${pct(fresh)} new user text`
+    `${Math.min(...systemTokens)}–${Math.max(...systemTokens)} tokens, zipf ${popularity}, top tenant ${(top * 100).toFixed(0)}% of conversations, ` +
+    `${(busiest * 100).toFixed(0)}% of turns on the tenant hash's busiest engine), ` +
+    `${pct(total - system - fresh)} earlier turns + template, ${pct(fresh)} new user text`
   );
 }

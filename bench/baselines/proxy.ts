@@ -1,21 +1,27 @@
 // A bare Node + undici reverse proxy, run as its own process:
 //
-//   node dist/bench/baselines/proxy.js --policy round-robin|least-inflight --upstream URL [--upstream URL ...]
+//   node dist/bench/baselines/proxy.js --policy round-robin|least-inflight|tenant-hash [--tenant-header NAME] --upstream URL [--upstream URL ...]
 //
 // It prints `proxy listening on URL` when ready. It does only what any gateway must:
 // read the body, JSON.parse it (a gateway has to read `model`), pick an upstream, stream
 // the answer back through one keep-alive undici Pool per upstream, and abort the upstream
 // request when the client goes away. So it is both the floor of a Node data port's
-// overhead and the two classic scheduling baselines:
+// overhead and the classic scheduling baselines:
 // - round-robin: upstreams in turn, blind to load;
 // - least-inflight: the upstream with the fewest requests this proxy has in flight (ties
-//   go round-robin, so an idle fleet still spreads load).
+//   go round-robin, so an idle fleet still spreads load);
+// - tenant-hash: a consistent-hash ring (virtual nodes, as nginx's `hash … consistent`)
+//   keyed on a tenant header (`--tenant-header`, default x-tenant), blind to load. The
+//   oracle of cache affinity a deployment that knows its tenants would run: every request
+//   of a tenant meets that tenant's cached prefix. A request without the header goes
+//   round-robin.
 
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { createHashRing, positionName } from './hash-ring.js';
 
 interface Upstream {
   url: string;
@@ -27,23 +33,29 @@ const { values } = parseArgs({
   options: {
     listen: { type: 'string', default: '127.0.0.1:0' },
     policy: { type: 'string', default: 'round-robin' },
+    'tenant-header': { type: 'string', default: 'x-tenant' },
     upstream: { type: 'string', multiple: true },
   },
 });
 const policy = values.policy;
-if (policy !== 'round-robin' && policy !== 'least-inflight') throw new Error(`--policy must be round-robin or least-inflight, not '${policy}'`);
+if (policy !== 'round-robin' && policy !== 'least-inflight' && policy !== 'tenant-hash') {
+  throw new Error(`--policy must be round-robin, least-inflight or tenant-hash, not '${policy}'`);
+}
+const tenantHeader = values['tenant-header'].toLowerCase();
 const upstreams: Upstream[] = (values.upstream ?? []).map((url) => ({
   url,
   pool: new Pool(url, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
   inflight: 0,
 }));
 if (upstreams.length === 0) throw new Error('give at least one --upstream URL');
+const ring = createHashRing(upstreams, (u) => positionName(upstreams.indexOf(u)));
 
 let turn = 0;
-function pick(): Upstream {
+function pick(tenant: string | undefined): Upstream {
   const n = upstreams.length;
+  if (policy === 'tenant-hash' && tenant !== undefined) return ring.owner(tenant);
   const start = turn++ % n;
-  if (policy === 'round-robin') return upstreams[start]!;
+  if (policy !== 'least-inflight') return upstreams[start]!;
   let best = upstreams[start]!;
   for (let k = 1; k < n; k++) {
     const u = upstreams[(start + k) % n]!;
@@ -70,7 +82,8 @@ const server = createServer({ noDelay: true }, (req, res) => {
         return;
       }
     }
-    const up = pick();
+    const tenant = req.headers[tenantHeader];
+    const up = pick(typeof tenant === 'string' ? tenant : undefined);
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();

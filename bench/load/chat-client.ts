@@ -50,8 +50,16 @@ export function parseChatStream(body: string): StreamedAnswer {
   return out;
 }
 
+/** The header that names a conversation's tenant (its application), for proxies that hash on it. */
+export const TENANT_HEADER = 'x-tenant';
+
+/** The tenant a conversation belongs to: its application. */
+export const tenantOf = (conv: Conversation): string => `app-${conv.system}`;
+
 /**
- * Plays `conv`; calls `record` once per turn sent. A failed turn ends the conversation:
+ * Plays `conv`; calls `record` once per turn sent. Every turn carries its tenant in
+ * TENANT_HEADER: a tenant-hash baseline keys on it, llmgw ignores it (it must infer
+ * affinity from the prompt). A failed turn ends the conversation:
  * without its answer the next turn's history would be a different workload.
  */
 export async function playConversation(
@@ -67,7 +75,7 @@ export async function playConversation(
     if (turn.thinkMs > 0) await new Promise((r) => setTimeout(r, turn.thinkMs));
     messages.push({ role: 'user', content: turn.user });
     const body = JSON.stringify({ model, messages, max_tokens: turn.maxTokens, stream: true, stream_options: { include_usage: true } });
-    const { sample, body: text } = await client.post('/v1/chat/completions', body, { keepBody: true });
+    const { sample, body: text } = await client.post('/v1/chat/completions', body, { keepBody: true, headers: { [TENANT_HEADER]: tenantOf(conv) } });
     let answer: StreamedAnswer | undefined;
     if (sample.error === undefined && text !== undefined) {
       try {

@@ -19,6 +19,11 @@ export interface ChatWorkloadOptions {
    * traffic is skewed, which a router must balance against affinity.
    */
   popularity: number;
+  /**
+   * Share of conversations that go to application 0 whatever `popularity` says (the rest
+   * follow it): one tenant hot enough to overload the engine a tenant hash sends it to.
+   */
+  hotShare?: number;
   conversations: number;
   turns: readonly [number, number];
   userWords: readonly [number, number];
@@ -118,7 +123,10 @@ export function chatWorkload(o: ChatWorkloadOptions): ChatWorkload {
         thinkMs: i === 0 ? 0 : rng.exp(o.thinkMs),
       });
     }
-    conversations.push({ id, system: zipf(rng, o.systemPrompts, o.popularity), turns });
+    // Both draws always happen, so `hotShare` changes who talks, not what is said.
+    const hot = rng.next() < (o.hotShare ?? 0);
+    const system = zipf(rng, o.systemPrompts, o.popularity);
+    conversations.push({ id, system: hot ? 0 : system, turns });
     arrivalsMs.push(t);
     t += rng.exp(1000 / o.arrivalsPerSecond);
   }
