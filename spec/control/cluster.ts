@@ -1,6 +1,7 @@
 // Builders of registrations for the control-plane specs and the placement bench.
 import type { FleetFabric, FleetGpu, NodeRegistration } from '../../src/messages/fleet.js';
 import type { PlacementProfile } from '../../src/control/placement.js';
+import { mulberry32 } from '../support/rng.js';
 
 export const CC: Record<string, string> = { 'h100-80g': '9.0', 'a100-40g': '8.0', 'l40s-45g': '8.9' };
 
@@ -29,14 +30,7 @@ export function profile(name: string, over: Partial<PlacementProfile> = {}): Pla
 
 /** A small deterministic generator (mulberry32): a failing seed replays the same cluster. */
 export function rng(seed: number): { int(n: number): number; pick<T>(xs: readonly T[]): T; chance(p: number): boolean } {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return {
     int: (n) => Math.floor(next() * n),
     pick: (xs) => xs[Math.floor(next() * xs.length)]!,

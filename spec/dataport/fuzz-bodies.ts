@@ -2,6 +2,8 @@
 // each path, mutated the ways careless clients and hostile ones get them wrong. The
 // same seed gives the same bodies, so a failure replays.
 
+import { mulberry32 } from '../support/rng.js';
+
 export interface FuzzCase {
   path: string;
   contentType: string | null;
@@ -12,17 +14,8 @@ export interface FuzzCase {
 
 export type Rng = () => number;
 
-/** mulberry32: small, fast, and good enough to spread mutations. */
-export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The specs' seeded generator (spec/support/rng.ts). */
+export const rng: (seed: number) => Rng = mulberry32;
 
 const pick = <T>(r: Rng, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 

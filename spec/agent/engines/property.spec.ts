@@ -5,20 +5,14 @@ import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { buildLaunch, validateShard, type Launch, type LaunchCommand, type ShardGpu, type ShardSpec, type ShardTransport } from '../../../src/agent/engines/index.js';
 import { OPTS, flagValue } from './fixtures.js';
+import { mulberry32 } from '../../support/rng.js';
 
 const REPLICAS = 400;
 const BASE_SEED = Number(process.env.LLMGW_SPEC_SEED ?? 0x11a6);
 
 /** mulberry32: small, seedable, good enough to pick shapes. */
 function rng(seed: number): { int(lo: number, hi: number): number; pick<T>(xs: readonly T[]): T; chance(p: number): boolean; shuffle<T>(xs: T[]): T[] } {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
   return {
     int,

@@ -1,18 +1,8 @@
 import * as assert from 'uvu/assert';
 import { DEFAULT_BACKOFF, reconnectDelayMs, type BackoffPolicy } from '../../../src/agent/stream/backoff.js';
 import { suite } from '../../support/uvu.js';
+import { mulberry32 } from '../../support/rng.js';
 
-/** mulberry32: one independent, seedable source per simulated agent. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const POLICY: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
 const FLEET = 1000;
