@@ -55,6 +55,8 @@ interface Cell {
   /** Prompt tokens and max_tokens, each uniform in [min, max]. */
   prompt: readonly [number, number];
   maxTokens: readonly [number, number];
+  /** The engines' batch size is in llmgw's config (`max_num_seqs`), as an operator who read the README gives it. */
+  sizeConfigured?: boolean;
 }
 
 const LONG = [1_400, 1_900] as const;
@@ -71,6 +73,9 @@ const CELLS: readonly Cell[] = [
   { name: 'batch 8 mixed', engines: 2, sim: { speed: 4, maxNumSeqs: 8 }, prompt: [16, 4_000], maxTokens: [8, 64] },
   { name: 'batch 64 long varied', engines: 2, sim: { speed: 4, maxNumSeqs: 64 }, prompt: LONG, maxTokens: [16, 128] },
   { name: 'batch 256 varied', engines: 1, sim: { speed: 2, maxNumSeqs: 256 }, prompt: [16, 512], maxTokens: [64, 512] },
+  // The same engines with their batch size configured rather than learnt.
+  { name: 'vllm long, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 16 }, prompt: LONG, maxTokens: [24, 24], sizeConfigured: true },
+  { name: 'batch 64 long varied, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 64 }, prompt: LONG, maxTokens: [16, 128], sizeConfigured: true },
 ];
 
 type Order = 'platinum first' | 'bronze first';
@@ -169,7 +174,7 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       Array.from({ length: cell.engines }, (_, i) => startSim({ model: MODEL, seed: i, ...cell.sim })),
       procs,
     );
-    const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url }));
+    const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url, ...(cell.sizeConfigured ? { maxNumSeqs: cell.sim.maxNumSeqs } : {}) }));
     const config = (enabled: boolean) =>
       llmgwConfig({ model: MODEL, endpoints, extra: [{ router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } }, extraConfigFromEnv()] });
     const work = new Workload(cell, rng);
@@ -304,8 +309,9 @@ function clamp(x: number, lo: number, hi: number): number {
 
 const ttfts = (samples: readonly Sample[]) => distribution(samples.filter((s) => s.error === undefined).map((s) => s.ttftMs));
 
-/** Known (never, today: llmgw has no setting for it), learnt (per endpoint, seconds after the flood began) or unknown. */
-function capacityText(seen: CapacitySeen, floodAt: number, slots: number): string {
+/** Known (configured), learnt (per endpoint, seconds after the flood began) or unknown. */
+function capacityText(seen: CapacitySeen, floodAt: number, slots: number, configured: boolean): string {
+  if (configured) return 'known';
   const ids = [...seen.final.keys()].sort();
   if (ids.every((id) => seen.final.get(id) === null)) return 'unknown';
   return ids
@@ -370,7 +376,7 @@ function printResults(results: readonly CellResult[]): void {
         fmtRatio(offDuring.p99 / alone.p99),
         fmtRatio(bronzeRatio),
         bronze.errors === 0 ? `yes (${bronze.ok})` : `no: ${bronze.errorKinds.join(', ')}`,
-        capacityText(run.capacity, run.bronze.startAt, slots),
+        capacityText(run.capacity, run.bronze.startAt, slots, r.cell.sizeConfigured === true),
         fails.length === 0 ? '✓' : `✗ ${fails.join(', ')}`,
       ]);
     }
@@ -382,7 +388,7 @@ function printResults(results: readonly CellResult[]): void {
       `off ×p99: the same flood through a server with admission off, over the alone p99 (what admission has to beat).`,
       `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
       'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
-      'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); llmgw has no setting to be told it, so it is never "known".',
+      'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); "known" where the cell gives it in the config (endpoints[].max_num_seqs).',
       `${failing} of ${rows.length} runs outside the budget.`,
     ].join('\n'),
   );

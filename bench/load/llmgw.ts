@@ -52,7 +52,8 @@ export type ConfigObject = { [key: string]: ConfigValue };
 
 export interface LlmgwConfigInput {
   model: string;
-  endpoints: readonly { id: string; url: string }[];
+  /** `maxNumSeqs`: the engine's batch size, told to llmgw as `max_num_seqs`; unset, llmgw learns it. */
+  endpoints: readonly { id: string; url: string; maxNumSeqs?: number }[];
   /**
    * Deep-merged over the generated config, layer after layer (undefined layers skipped):
    * objects key by key, arrays element by element. So `{ models: [{ routing_profile: 'chat' }] }`
@@ -70,7 +71,7 @@ export function llmgwConfig(input: LlmgwConfigInput): ConfigObject {
     // Per-request info logs would measure the logger, and a bench wants its stderr quiet.
     log_level: 'warn',
     models: [{ name: input.model }],
-    endpoints: input.endpoints.map((e) => ({ id: e.id, url: e.url, models: [input.model] })),
+    endpoints: input.endpoints.map((e) => ({ id: e.id, url: e.url, models: [input.model], ...(e.maxNumSeqs === undefined ? {} : { max_num_seqs: e.maxNumSeqs }) })),
   };
   const layers = Array.isArray(input.extra) ? input.extra : [input.extra];
   return layers.reduce<ConfigObject>((config, layer) => (layer ? (deepMerge(config, layer) as ConfigObject) : config), base);
