@@ -11,13 +11,14 @@ import { startInProcess, type InProcessPort } from './in-process.js';
 const test = suite('stream timers: first token, then idle gaps (in-process data port)');
 
 const IDLE_MS = 300;
+const FIRST_TOKEN_MS = 5_000;
 let inProcess: InProcessPort;
 const event = (content: string): string => `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
 
 test.before(async () => {
   inProcess = await startInProcess(
     `models: [{ name: m }]
-router: { first_token_timeout_ms: 5000, idle_timeout_ms: ${IDLE_MS}, admission: { enabled: false } }
+router: { first_token_timeout_ms: ${FIRST_TOKEN_MS}, idle_timeout_ms: ${IDLE_MS}, admission: { enabled: false } }
 endpoints: [{ id: e, url: "http://127.0.0.1:9", models: [m] }]
 `,
     {
@@ -28,6 +29,7 @@ endpoints: [{ id: e, url: "http://127.0.0.1:9", models: [m] }]
         res.flushHeaders();
         const later = (ms: number, f: () => void): void => void setTimeout(f, ms);
         if (prompt.includes('slow prefill')) return later(IDLE_MS * 8, () => res.end(event('a') + event('b') + 'data: [DONE]\n\n'));
+        if (prompt.includes('never answers')) return; // the head went out, no chunk follows
         if (prompt.includes('stalls')) return later(10, () => res.write(event('a'))); // and then nothing
         if (prompt.includes('big')) {
           // Far more than the socket buffers hold: the data port must wait for the client.
@@ -82,6 +84,15 @@ test('a client that stops reading for longer than the idle limit does not make t
   for (let next = await reader.next(); !next.done; next = await reader.next()) text += (next.value as Buffer).toString('utf8');
   assert.not.match(text, /"error"/);
   assert.match(text, /data: \[DONE\]\n\n$/);
+});
+
+test('no first token within the first-token limit is a 504 the OpenAI clients do not retry on their own', async () => {
+  const res = await open('never answers');
+  assert.is(res.statusCode, 504);
+  assert.is(res.headers['x-should-retry'], 'false');
+  const body = (await res.body.json()) as { error: { code: string; message: string } };
+  assert.is(body.error.code, 'upstream_timeout');
+  assert.match(body.error.message, /sent no first token within 5000 ms/);
 });
 
 test.run();

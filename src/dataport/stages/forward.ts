@@ -107,6 +107,10 @@ function settle(ctx: RequestContext, outcome: Outcome): void {
     case 'failed': {
       const headers: Record<string, string> = record.endpoint ? { 'x-llmgw-endpoint': record.endpoint } : {};
       if (outcome.error.code === 'LLMGW_SHUTTING_DOWN') headers['retry-after'] = '1';
+      // Not retried here, as the request may be what is slow: an SDK retrying it on its
+      // own (the OpenAI clients retry a 504 twice) would triple the cost on a fleet that
+      // is already too slow.
+      if (outcome.error.code === 'LLMGW_UPSTREAM_TIMEOUT') headers['x-should-retry'] = 'false';
       return refuse(ctx, outcome.error, null, headers);
     }
     case 'broken':
