@@ -4,7 +4,7 @@
 
 import { request } from 'undici';
 import * as assert from 'uvu/assert';
-import { startProcess, startServer, writeConfig, type Started } from '../support/process.js';
+import { startProcess, startServer, writeConfig, type Started, type StartedServer } from '../support/process.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 
@@ -21,18 +21,23 @@ test.after(async () => {
   await sim?.stop();
 });
 
-test('a stream running at the deadline ends with an error event and [DONE]; the admin port reports the drain', async () => {
+/** A server in front of the slow engine, with `graceMs` to drain in. */
+function serverWithGrace(graceMs: number): Promise<StartedServer> {
   const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
-runtime: { shutdown_timeout_ms: 1500 }
+runtime: { shutdown_timeout_ms: ${graceMs} }
 router: { poll_interval_ms: 100 }
 models: [{ name: m }]
 endpoints: [{ id: a, url: "${sim.match[1]}", models: [m] }]
 `,
   );
-  // The specs run with logs silenced; this one reads the shutdown's warning.
-  const server = await startServer(config, { env: { LLMGW_LOG_LEVEL: 'warn' } });
+  // The specs run with logs silenced; these read the shutdown's warning.
+  return startServer(config, { env: { LLMGW_LOG_LEVEL: 'warn' } });
+}
+
+test('a stream running at the deadline ends with an error event and [DONE]; the admin port reports the drain', async () => {
+  const server = await serverWithGrace(1500);
   const [url, admin] = [server.match[1]!, server.match[2]!];
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   try {
@@ -74,16 +79,7 @@ endpoints: [{ id: a, url: "${sim.match[1]}", models: [m] }]
 });
 
 test('requests that finish within the grace period are not cut', async () => {
-  const config = writeConfig(
-    `listen: "127.0.0.1:0"
-admin_listen: "127.0.0.1:0"
-runtime: { shutdown_timeout_ms: 8000 }
-router: { poll_interval_ms: 100 }
-models: [{ name: m }]
-endpoints: [{ id: a, url: "${sim.match[1]}", models: [m] }]
-`,
-  );
-  const server = await startServer(config, { env: { LLMGW_LOG_LEVEL: 'warn' } });
+  const server = await serverWithGrace(8000);
   const url = server.match[1]!;
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   try {
