@@ -118,11 +118,16 @@ export type ControlMsg =
   | ({ type: 'models' } & Ask<ModelView[]>)
   | ({ type: 'replicas'; model?: string } & Ask<ReplicaView[]>)
   | ({ type: 'explain'; model: string } & Ask<Outcome<PlacementExplanation>>)
-  | ({ type: 'cordon' | 'uncordon' | 'drain'; node: string } & Ask<Outcome<NodeView>>)
+  | ({ type: 'cordon'; node: string } & Ask<Outcome<NodeView>>)
+  | ({ type: 'uncordon'; node: string } & Ask<Outcome<NodeView>>)
+  /** Cordons the node and moves its replicas off, each once its replacement serves. */
+  | ({ type: 'drain'; node: string } & Ask<Outcome<NodeView>>)
   /** `target` is a replica id (every shard of it) or a shard id. */
   | ({ type: 'logs'; target: string; lines: number } & Ask<Outcome<ShardLogs[]>>)
   /** A reloaded config's placed models: scaling and profiles change in place; a model gone is drained, then stopped. */
   | ({ type: 'catalog'; models: PlacedModel[] } & Ask<{ added: string[]; removed: string[]; changed: string[] }>)
-  | { type: 'tick' };
+  | { type: 'tick' }
+  /** The router applied endpoint set `version` (internal: the answer to a publication). */
+  | { type: 'router-applied'; version: number };
 
 export const CONTROL = address<ControlMsg>('control');

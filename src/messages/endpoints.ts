@@ -27,10 +27,27 @@ export interface EndpointProbe {
   loadError: string | null;
 }
 
+/** A replica the control plane placed and found ready: an endpoint the router may send to. */
+export interface PlacedEndpoint {
+  /** The replica id. */
+  id: string;
+  url: string;
+  models: string[];
+  weight: number;
+  /** From the profile's `--max-num-seqs`, when it sets one. */
+  batchSize: number | null;
+}
+
 /** Protocol of the endpoint registry (main thread): the router's view of every engine. */
 export type EndpointRegistryMsg =
   | { type: 'probe'; probe: EndpointProbe }
-  | ({ type: 'list' } & Ask<EndpointProbe[]>);
+  | ({ type: 'list' } & Ask<EndpointProbe[]>)
+  /**
+   * The control plane's whole set of ready replicas, replacing the last one it sent
+   * (static endpoints stay). Answered once the table no longer routes to those left out,
+   * so a replica is drained only after the router stopped sending it new requests.
+   */
+  | ({ type: 'placed'; version: number; endpoints: PlacedEndpoint[] } & Ask<{ version: number; added: string[]; removed: string[] }>);
 
 /** Protocol of one endpoint's health poller (a worker thread). */
 export type HealthPollerMsg = { type: 'poll' } | ({ type: 'poll-now' } & Ask<EndpointProbe>);

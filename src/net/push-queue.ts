@@ -1,7 +1,8 @@
 // An async iterable fed by push(): how a stream's outgoing messages are written from
-// callbacks while the RPC library pulls them with for-await. Unbounded on purpose:
-// the agent stream carries a handful of control messages a minute, and a producer
-// that had to await room would tie the control logic to the peer's read speed.
+// callbacks while the RPC library pulls them with for-await. Never awaited: a producer
+// that had to await room would tie the control logic to the peer's read speed. It may
+// be bounded: past `capacity` a push is refused (LLMGW_MAILBOX_FULL), never dropped,
+// so the producer knows and sends it again later (a lost StopShard is a leaked GPU).
 import { LlmgwError } from '../errors.js';
 
 export class PushQueue<T> implements AsyncIterable<T> {
@@ -11,14 +12,17 @@ export class PushQueue<T> implements AsyncIterable<T> {
   private ended = false;
   private error: unknown = undefined;
 
+  constructor(private readonly capacity = Infinity) {}
+
   /** Whether push() still accepts messages. */
   get open(): boolean {
     return !this.ended;
   }
 
-  /** Queues `item`; throws LLMGW_STREAM_CLOSED once the queue is ended. */
+  /** Queues `item`; throws LLMGW_STREAM_CLOSED once the queue is ended, LLMGW_MAILBOX_FULL when it holds `capacity` unread. */
   push(item: T): void {
     if (this.ended) throw new LlmgwError('LLMGW_STREAM_CLOSED', 'the stream is closed: nothing more can be sent on it');
+    if (this.items.length >= this.capacity) throw new LlmgwError('LLMGW_MAILBOX_FULL', `the stream's send queue holds ${this.capacity} unsent messages; the peer is not reading`);
     if (this.waiter) {
       const w = this.waiter;
       this.waiter = this.failWaiter = null;

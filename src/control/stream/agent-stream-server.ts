@@ -24,7 +24,7 @@ import { certificateIdentities, identityProblem, trustProblem, type PeerTls } fr
 /**
  * Called once per verified stream. `incoming` yields the Register first, then every
  * later message until the agent ends the stream; `send` queues a message to the agent
- * and throws LLMGW_STREAM_CLOSED once the stream is gone. The stream ends when this
+ * and throws LLMGW_STREAM_CLOSED once the stream is gone, LLMGW_MAILBOX_FULL when the agent is not reading. The stream ends when this
  * returns (or fails with what it throws); `signal` aborts when the agent goes away.
  */
 export type OnAgentStream = (nodeId: string, incoming: AsyncIterable<AgentMessage>, send: (msg: ControlMessageInit) => void, signal: AbortSignal) => Promise<void> | void;
@@ -41,6 +41,8 @@ export type AgentStreamServerOptions = StreamSecurity & {
   readonly onStream: OnAgentStream;
   /** How long a stream may go without its Register before it is refused; default 10 s. */
   readonly registerTimeoutMs?: number;
+  /** Messages queued to one agent and not yet read before `send` refuses; default 1024. */
+  readonly sendCapacity?: number;
 };
 
 export interface AgentStreamServer {
@@ -88,7 +90,7 @@ export async function createAgentStreamServer(options: AgentStreamServerOptions)
     const problem = identityProblem(peer, nodeId);
     if (problem) throw new ConnectError(problem, Code.PermissionDenied);
 
-    const out = new PushQueue<ControlMessage>();
+    const out = new PushQueue<ControlMessage>(options.sendCapacity ?? 1024);
     open.add(out);
     const incoming: AsyncIterable<AgentMessage> = {
       async *[Symbol.asyncIterator]() {
