@@ -166,7 +166,7 @@ test('every problem is reported at once, one per line, sorted by path with indic
   for (let i = 0; i < 12; i++) models += `  - name: m${i}\n    profiles: [{ name: p, gpu_class: g, tp: 1 }]\n`;
   models = models.replace('  - name: m2\n    profiles: [{ name: p, gpu_class: g, tp: 1 }]', '  - name: m2\n    profiles: [{ name: p, gpu_class: g, tp: 0 }]');
   models = models.replace('  - name: m10\n', '  - name: m10\n    max_model_len: 0\n');
-  const text = `log_level: loud\nlisten: nope\nmodels:\n${models}simulate:\n  - model: m1\n    flavor: trt\nrouter:\n  poll_interval_ms: -5\n`;
+  const text = `agent_insecure: true\nlog_level: loud\nlisten: nope\nmodels:\n${models}simulate:\n  - model: m1\n    flavor: trt\nrouter:\n  poll_interval_ms: -5\n`;
   assert.equal(problems(text), [
     'llmgw.yaml: listen: must be HOST:PORT (e.g. 127.0.0.1:4000), got "nope"',
     'llmgw.yaml: log_level: must be one of debug, info, warn, error, silent',
@@ -181,8 +181,8 @@ test('the error carries each problem as data, with its line and column in the fi
   const e = rejection(BASE.replace('tp: 1', 'tp: 0').replace('aliases: [llama-8b]', 'aliasses: [llama-8b]'));
   const list = e.details?.problems as ConfigProblem[];
   assert.equal(list, [
-    { source: 'llmgw.yaml', path: 'models[0]', message: "unknown key 'aliasses' (did you mean 'aliases'?)", line: 5, column: 5 },
-    { source: 'llmgw.yaml', path: 'models[2].profiles[0].tp', message: 'must be ≥ 1', line: 13, column: 13 },
+    { source: 'llmgw.yaml', path: 'models[0]', message: "unknown key 'aliasses' (did you mean 'aliases'?)", line: 6, column: 5 },
+    { source: 'llmgw.yaml', path: 'models[2].profiles[0].tp', message: 'must be ≥ 1', line: 14, column: 13 },
   ]);
 });
 

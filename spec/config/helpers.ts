@@ -8,6 +8,7 @@ import { parseConfig, type ConfigOverrides, type ConfigProblem } from '../../src
 /** A valid config to build broken ones from: three models, the third placed by profiles. */
 export const BASE = `
 listen: "127.0.0.1:4000"
+agent_insecure: true
 models:
   - name: llama-3.1-8b
     aliases: [llama-8b]

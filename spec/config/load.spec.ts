@@ -6,9 +6,23 @@ import { configSchema, DEFAULT_CONFIG_SOURCE, loadConfig, parseConfig } from '..
 import type { SchemaNode } from '../../src/config/schema.js';
 import { BASE, problems, tempFile } from './helpers.js';
 
+// The agent port's TLS files must exist when the config loads.
+const CA = tempFile('ca.pem', '-----BEGIN CERTIFICATE-----\n');
+const CERT = tempFile('server.pem', '-----BEGIN CERTIFICATE-----\n');
+const KEY = tempFile('server.key', '-----BEGIN PRIVATE KEY-----\n');
+
 const FULL = `# yaml-language-server: $schema=../schema/llmgw.schema.json
 listen: "0.0.0.0:8080"
 admin_listen: "127.0.0.1:9090"
+agent_listen: "0.0.0.0:9091"
+agent_tls: { ca: ${CA}, cert: ${CERT}, key: ${KEY} }
+agent_insecure: false
+control:
+  interval_ms: 250
+  unreachable_after_ms: 5000
+  lost_after_ms: 30000
+  port_range: [30000, 30099]
+  drain_grace_ms: 60000
 admin_token: s3cret
 log_level: debug
 runtime:
@@ -61,23 +75,43 @@ models:
     fallbacks: [llama]
     routing_profile: chat
     max_model_len: 32768
+    source: /models/llama-3.1-8b-instruct
+    scaling: { min: 2, max: 4 }
     profiles:
       - name: l40s-tp1
+        engine: vllm
         gpu_class: l40s
         tp: 1
+        pp: 1
+        nodes: 1
+        gpus_per_node: 1
+        launch_mode: mp
+        args: [--max-num-seqs, "128"]
+        env: { VLLM_LOGGING_LEVEL: DEBUG }
+        priority: 10
+        weight: 0.5
+        startup_timeout_ms: 300000
   - name: llama-3.3-70b
     aliases: [llama]
     fallbacks: [llama-8b]
     routing_profile: batch
     max_model_len: 131072
+    source: meta-llama/Llama-3.3-70B-Instruct
+    scaling: { min: 0, max: 0 }
     profiles:
       - name: h100-tp4
-        engine: sglang
+        engine: vllm
         gpu_class: h100-80g
         tp: 4
         pp: 2
         nodes: 2
-        replicas: 0
+        gpus_per_node: 4
+        launch_mode: ray
+        args: [--enforce-eager]
+        env: { NCCL_DEBUG: INFO, A_1: "" }
+        priority: -1
+        weight: 2
+        startup_timeout_ms: 2400000
 endpoints:
   - id: gpu-a-0
     url: https://gpu-a-0.example:8000
@@ -131,7 +165,43 @@ test('a config that sets every key is read as written', () => {
   assert.equal(c.runtime, { ask_timeout_ms: 1000, shutdown_timeout_ms: 2000 });
   assert.is(c.admin_token, 's3cret');
   assert.is(c.log_level, 'debug');
-  assert.equal(c.models[1]!.profiles[0], { name: 'h100-tp4', engine: 'sglang', gpu_class: 'h100-80g', tp: 4, pp: 2, nodes: 2, replicas: 0 });
+  assert.is(c.agent_listen, '0.0.0.0:9091');
+  assert.equal(c.agent_tls, { ca: CA, cert: CERT, key: KEY });
+  assert.is(c.agent_insecure, false);
+  assert.equal(c.control, { interval_ms: 250, unreachable_after_ms: 5000, lost_after_ms: 30000, port_range: [30000, 30099], drain_grace_ms: 60000 });
+  assert.is(c.models[0]!.source, '/models/llama-3.1-8b-instruct');
+  assert.equal(c.models[0]!.scaling, { min: 2, max: 4 });
+  assert.equal(c.models[1]!.scaling, { min: 0, max: 0 });
+  assert.equal(c.models[0]!.profiles[0], {
+    name: 'l40s-tp1',
+    engine: 'vllm',
+    gpu_class: 'l40s',
+    tp: 1,
+    pp: 1,
+    nodes: 1,
+    gpus_per_node: 1,
+    launch_mode: 'mp',
+    args: ['--max-num-seqs', '128'],
+    env: { VLLM_LOGGING_LEVEL: 'DEBUG' },
+    priority: 10,
+    weight: 0.5,
+    startup_timeout_ms: 300000,
+  });
+  assert.equal(c.models[1]!.profiles[0], {
+    name: 'h100-tp4',
+    engine: 'vllm',
+    gpu_class: 'h100-80g',
+    tp: 4,
+    pp: 2,
+    nodes: 2,
+    gpus_per_node: 4,
+    launch_mode: 'ray',
+    args: ['--enforce-eager'],
+    env: { NCCL_DEBUG: 'INFO', A_1: '' },
+    priority: -1,
+    weight: 2,
+    startup_timeout_ms: 2400000,
+  });
   assert.equal(c.endpoints[0], {
     id: 'gpu-a-0',
     url: 'https://gpu-a-0.example:8000',
@@ -184,8 +254,28 @@ test('every default is filled in, and optional keys stay unset', () => {
     breaker: { failures: 5, open_ms: 10000, max_open_ms: 300000 },
     prefix: { block_chars: 256, max_blocks: 256, index_entries: 200000, offload_bytes: 32768 },
   });
-  assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], profiles: [] });
-  assert.equal(c.models[2]!.profiles[0], { name: 'h100-tp1', engine: 'vllm', gpu_class: 'h100-80g', tp: 1, pp: 1, nodes: 1, replicas: 1 });
+  assert.is(c.agent_listen, '127.0.0.1:4002');
+  assert.is(c.agent_tls, undefined);
+  assert.is(c.agent_insecure, true, 'as BASE sets it');
+  assert.equal(c.control, { interval_ms: 1000, unreachable_after_ms: 15000, lost_after_ms: 60000, port_range: [20000, 20999], drain_grace_ms: 120000 });
+  // No profiles: nothing to place, so no replica asked for; the engine loads the name.
+  assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], source: 'llama-3.3-70b', scaling: { min: 0, max: 1 }, profiles: [] });
+  assert.is(c.models[2]!.source, 'qwen2.5-32b');
+  assert.equal(c.models[2]!.scaling, { min: 1, max: 1 }, 'a model with profiles keeps one replica');
+  assert.equal(c.models[2]!.profiles[0], {
+    name: 'h100-tp1',
+    engine: 'vllm',
+    gpu_class: 'h100-80g',
+    tp: 1,
+    pp: 1,
+    nodes: 1,
+    gpus_per_node: 1,
+    args: [],
+    env: {},
+    priority: 0,
+    weight: 1,
+    startup_timeout_ms: 1200000,
+  });
   assert.equal(c.endpoints[0], { id: 'gpu-a-0', url: 'http://10.0.0.5:8000', models: ['llama-3.1-8b', 'llama-3.3-70b'], weight: 1, priority: 0 });
   assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 1, speed: 1, flavor: 'vllm', seed: 0 });
 });
@@ -211,7 +301,11 @@ test('an empty file, or an empty catalog, is refused: it would serve nothing', (
 test('a loaded config has exactly the keys of the schema, all of them after defaults', () => {
   const c = parseConfig(FULL, 'full.yaml', {});
   const check = (value: unknown, node: SchemaNode, at: string): void => {
-    if (node.type === 'object') {
+    if (node.type === 'object' && node.propertyNames !== undefined) {
+      const values = Object.values(value as object);
+      assert.ok(values.length > 0, `${at} is exercised`);
+      for (const v of values) check(v, node.additionalProperties as SchemaNode, `${at}{}`);
+    } else if (node.type === 'object') {
       const keys = Object.keys(value as object).sort();
       assert.equal(keys, Object.keys(node.properties ?? {}).sort(), `keys of ${at || 'the root'}`);
       for (const k of keys) check((value as Record<string, unknown>)[k], node.properties![k]!, `${at}.${k}`);
@@ -227,7 +321,7 @@ test('the embedded default is valid: loopback ports, one simulated model behind 
   const c = loadConfig({ env: {} });
   assert.is(c.listen, '127.0.0.1:4000');
   assert.is(c.admin_listen, '127.0.0.1:4001');
-  assert.equal(c.models, [{ name: 'llmgw-sim', aliases: ['sim'], fallbacks: [], profiles: [] }]);
+  assert.equal(c.models, [{ name: 'llmgw-sim', aliases: ['sim'], fallbacks: [], source: 'llmgw-sim', scaling: { min: 0, max: 1 }, profiles: [] }]);
   assert.equal(c.simulate, [{ model: 'llmgw-sim', replicas: 2, speed: 1, flavor: 'vllm', seed: 0 }]);
   assert.equal(c.endpoints, []);
 });

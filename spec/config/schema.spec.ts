@@ -18,13 +18,15 @@ test('the shipped schema/llmgw.schema.json is exactly the schema the loader uses
   assert.equal(JSON.parse(shipped), configSchema);
 });
 
-test('every property has a description, every object refuses unknown keys', () => {
+test('every property has a description, every object refuses unknown keys, every map checks its keys', () => {
   const missing: string[] = [];
   const open: string[] = [];
   const walk = (node: SchemaNode, at: string): void => {
     if (typeof node.description !== 'string' || node.description.length < 8) missing.push(at || '(root)');
-    if (node.type === 'object' && node.additionalProperties !== false) open.push(at || '(root)');
+    const isMap = typeof node.additionalProperties === 'object' && node.properties === undefined && node.propertyNames !== undefined;
+    if (node.type === 'object' && node.additionalProperties !== false && !isMap) open.push(at || '(root)');
     for (const [k, child] of Object.entries(node.properties ?? {})) walk(child, at ? `${at}.${k}` : k);
+    if (typeof node.additionalProperties === 'object') walk(node.additionalProperties, `${at}{}`);
     if (node.items) walk(node.items, `${at}[]`);
   };
   walk(configSchema as SchemaNode, '');
@@ -43,7 +45,7 @@ test('the schema is frozen, so no caller can change what later loads validate ag
   assert.ok(Object.isFrozen(configSchema.properties!.router!.properties!.max_body_bytes));
   // Loading (which fills defaults) leaves it as it was.
   const before = configSchemaJson();
-  parseConfig('models: [{ name: m, profiles: [{ name: p, gpu_class: g, tp: 1 }] }]\n', 'x.yaml', {});
+  parseConfig('agent_insecure: true\nmodels: [{ name: m, profiles: [{ name: p, gpu_class: g, tp: 1, env: { A: b } }] }]\n', 'x.yaml', {});
   assert.is(configSchemaJson(), before);
 });
 

@@ -14,7 +14,16 @@
 // - a model must be servable: it has profiles (the control plane places it), or an
 //   endpoint or a simulate entry names it. A catalog entry nothing can serve is a
 //   mistake that would otherwise surface as 503s at request time.
-// - listen and admin_listen parse as HOST:PORT and are not the same address.
+// - listen, admin_listen and agent_listen parse as HOST:PORT and no two are the same
+//   address (agent_listen counts once a model has profiles: only then is it opened).
+// - a profile's GPUs spread evenly over its nodes: gpus_per_node × nodes = tp × pp (its
+//   default, tp × pp / nodes, must be a whole number); a multi-node vLLM profile names
+//   its launch_mode, an SGLang profile none.
+// - scaling.min ≤ scaling.max, defaults included; a model without profiles asks for no
+//   replica (min 0), having nothing to place them from.
+// - the agent port is either mTLS (agent_tls) or plaintext (agent_insecure), never both,
+//   and one of them once a model has profiles: the control plane then needs agents.
+// - control.lost_after_ms exceeds unreachable_after_ms; port_range is [lo, hi], lo ≤ hi.
 // - endpoint urls parse as http(s) URLs.
 // - routing profile names are unique; a model's routing_profile and
 //   router.default_profile name a built-in or configured profile.
@@ -22,6 +31,7 @@
 
 import { parseHostPort } from '../net/host-port.js';
 import { didYouMean, formatPath, HOST_PORT_MESSAGE, URL_MESSAGE, show, type RawProblem, type Segment } from './problems.js';
+import { gpusPerNodeOf, scalingOf } from './model-defaults.js';
 import { BUILTIN_ROUTING_PROFILES } from './routing-profiles.js';
 import { DEFAULT_BAND_NAMES, HOST_PORT_PATTERN, HTTP_URL_PATTERN } from './schema.js';
 
@@ -30,6 +40,8 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const isName = (v: unknown): v is string => typeof v === 'string' && v !== '';
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1;
+const hasProfiles = (m: unknown): boolean => isObj(m) && Array.isArray(m.profiles) && m.profiles.length > 0;
 
 export function crossCheck(data: unknown): RawProblem[] {
   if (!isObj(data)) return [];
@@ -37,6 +49,7 @@ export function crossCheck(data: unknown): RawProblem[] {
   const fail = (segments: Segment[], message: string): void => void out.push({ segments, message });
 
   checkAddresses(data, fail);
+  checkControlPlane(data, fail);
   const profiles = checkRoutingProfiles(data, fail);
 
   // Names and aliases: one namespace. `taken` remembers where each was first declared
@@ -89,6 +102,10 @@ export function crossCheck(data: unknown): RawProblem[] {
       if (prev !== undefined) fail(['models', i, 'profiles', k, 'name'], `'${p.name}' is already taken by models[${i}].profiles[${prev}].name`);
       else profileNames.set(p.name, k);
     });
+    list(m.profiles).forEach((p, k) => {
+      if (isObj(p)) checkProfile(p, ['models', i, 'profiles', k], fail);
+    });
+    checkScaling(m, i, fail);
   });
 
   // References from engines to the catalog.
@@ -129,6 +146,71 @@ export function crossCheck(data: unknown): RawProblem[] {
   return out;
 }
 
+/** The GPUs of a profile spread evenly over its nodes, and its launch mode suits its engine. */
+function checkProfile(p: Obj, at: Segment[], fail: (segments: Segment[], message: string) => void): void {
+  const pp = p.pp ?? 1;
+  const nodes = p.nodes ?? 1;
+  if (isCount(p.tp) && isCount(pp) && isCount(nodes)) {
+    const gpus = p.tp * pp;
+    if (p.gpus_per_node === undefined) {
+      if (!Number.isInteger(gpusPerNodeOf(p.tp, pp, nodes))) {
+        fail([...at, 'nodes'], `tp × pp = ${p.tp} × ${pp} = ${gpus} GPUs do not spread evenly over ${nodes} nodes: change nodes, tp or pp`);
+      }
+    } else if (isCount(p.gpus_per_node) && p.gpus_per_node * nodes !== gpus) {
+      fail(
+        [...at, 'gpus_per_node'],
+        `gpus_per_node × nodes = ${p.gpus_per_node} × ${nodes} = ${p.gpus_per_node * nodes}, but tp × pp = ${p.tp} × ${pp} = ${gpus}: every GPU of the replica is on one of its nodes`,
+      );
+    }
+  }
+  const engine = p.engine ?? 'vllm';
+  if (engine === 'sglang' && p.launch_mode !== undefined) {
+    fail([...at, 'launch_mode'], 'is a vLLM setting: SGLang launches its ranks itself; remove it');
+  } else if (engine === 'vllm' && isCount(nodes) && nodes > 1 && p.launch_mode === undefined) {
+    fail([...at, 'launch_mode'], `is required for a multi-node vLLM profile (nodes: ${nodes}): ray or mp (vLLM 0.11 and later), whichever its vLLM version runs`);
+  }
+}
+
+/** min ≤ max as the defaults fill them; a model without profiles asks for no replica. */
+function checkScaling(m: Obj, i: number, fail: (segments: Segment[], message: string) => void): void {
+  const raw = isObj(m.scaling) ? m.scaling : {};
+  const min = raw.min;
+  const max = raw.max;
+  if ((min !== undefined && !Number.isSafeInteger(min)) || (max !== undefined && !Number.isSafeInteger(max))) return; // the schema reports it
+  const s = scalingOf(hasProfiles(m), min as number | undefined, max as number | undefined);
+  if (!hasProfiles(m) && s.min > 0) {
+    return fail(['models', i, 'scaling', 'min'], `asks for ${s.min} replicas, but the model has no profiles to place them from`);
+  }
+  if (s.min > s.max) {
+    const which = min === undefined ? `the default min ${s.min} (a model with profiles keeps one replica)` : `min ${s.min}`;
+    fail(['models', i, 'scaling'], `${which} is above max ${s.max}`);
+  }
+}
+
+/** The agent port's security and the control plane's timings and port range. */
+function checkControlPlane(data: Obj, fail: (segments: Segment[], message: string) => void): void {
+  const tls = data.agent_tls !== undefined;
+  const insecure = data.agent_insecure === true;
+  if (tls && insecure) fail(['agent_insecure'], 'cannot be true while agent_tls is set: the agent port is either mTLS or plaintext; remove one');
+  if (!tls && !insecure) {
+    const first = list(data.models).findIndex(hasProfiles);
+    if (first >= 0) {
+      fail(['agent_tls'], `is required: models[${first}] has profiles, so node agents dial the agent port; set agent_tls: {ca, cert, key}, or agent_insecure: true on a trusted network`);
+    }
+  }
+
+  const control = isObj(data.control) ? data.control : {};
+  const unreachable = control.unreachable_after_ms ?? 15_000;
+  const lost = control.lost_after_ms ?? 60_000;
+  if (Number.isSafeInteger(unreachable) && Number.isSafeInteger(lost) && (lost as number) <= (unreachable as number)) {
+    fail(['control', 'lost_after_ms'], `${String(lost)} must exceed control.unreachable_after_ms (${String(unreachable)}): a silent node is unreachable first and lost only later`);
+  }
+  const range = control.port_range;
+  if (Array.isArray(range) && range.length === 2 && Number.isSafeInteger(range[0]) && Number.isSafeInteger(range[1]) && range[0] > range[1]) {
+    fail(['control', 'port_range'], `[${String(range[0])}, ${String(range[1])}] is empty: the first port is the lowest, the second the highest`);
+  }
+}
+
 /** Checks router.profiles and router.default_profile; returns every profile name a model may use. */
 function checkRoutingProfiles(data: Obj, fail: (segments: Segment[], message: string) => void): Set<string> {
   const known = new Set(BUILTIN_ROUTING_PROFILES.map((p) => p.name));
@@ -165,7 +247,9 @@ function checkRoutingProfiles(data: Obj, fail: (segments: Segment[], message: st
 
 function checkAddresses(data: Obj, fail: (segments: Segment[], message: string) => void): void {
   const parsed: Record<string, { host: string; port: number }> = {};
-  for (const key of ['listen', 'admin_listen']) {
+  // The agent port opens only for a control plane, that is once a model has profiles.
+  const keys = list(data.models).some(hasProfiles) ? ['listen', 'admin_listen', 'agent_listen'] : ['listen', 'admin_listen'];
+  for (const key of keys) {
     const v = data[key];
     if (typeof v !== 'string' || !new RegExp(HOST_PORT_PATTERN).test(v)) continue; // the schema reports it
     try {
@@ -174,11 +258,15 @@ function checkAddresses(data: Obj, fail: (segments: Segment[], message: string) 
       fail([key], `${HOST_PORT_MESSAGE}, got ${show(v)} (ports go up to 65535)`);
     }
   }
-  const a = parsed.listen;
-  const b = parsed.admin_listen;
-  if (a && b && a.port !== 0 && a.port === b.port && (a.host === b.host || isWildcard(a.host) || isWildcard(b.host))) {
-    fail(['admin_listen'], `must differ from listen (both use port ${a.port})`);
-  }
+  // Each address is reported against the first one it collides with.
+  keys.forEach((key, j) => {
+    const b = parsed[key];
+    const other = keys.slice(0, j).find((k) => {
+      const a = parsed[k];
+      return a && b && a.port !== 0 && a.port === b.port && (a.host === b.host || isWildcard(a.host) || isWildcard(b.host));
+    });
+    if (other !== undefined) fail([key], `must differ from ${other} (both use port ${b!.port})`);
+  });
 }
 
 const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::' || host === '';

@@ -8,10 +8,12 @@ export { envSettings, NON_CONFIG_ENV, type EnvSetting } from './env.js';
 export { formatProblem } from './problems.js';
 export type {
   AdmissionConfig,
+  AgentTlsConfig,
   BandConfig,
   Config,
   ConfigOverrides,
   ConfigProblem,
+  ControlConfig,
   EndpointConfig,
   EngineKind,
   LogLevel,
@@ -20,6 +22,7 @@ export type {
   RouterConfig,
   RoutingProfileConfig,
   RuntimeConfig,
+  ScalingConfig,
   ScorerName,
   SimulateConfig,
 } from './types.js';

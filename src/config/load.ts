@@ -1,5 +1,6 @@
 // Loading a configuration: YAML text → data → environment and flag overrides → JSON
-// Schema (ajv fills the defaults) → cross-reference checks → one frozen Config, or one
+// Schema (ajv fills the defaults) → cross-reference checks and the files it names →
+// the defaults that depend on other values (model-defaults.ts) → one frozen Config, or one
 // LLMGW_CONFIG_INVALID error listing every problem, one per line, sorted by path.
 // Precedence: schema defaults < file < LLMGW_* environment < CLI flags.
 
@@ -10,7 +11,9 @@ import { LlmgwError } from '../errors.js';
 import { crossCheck } from './cross-check.js';
 import { DEFAULT_CONFIG_SOURCE, DEFAULT_CONFIG_YAML } from './default.js';
 import { readEnv } from './env.js';
+import { fillModelDefaults } from './model-defaults.js';
 import { formatPath, formatProblem, fromAjvError, segmentsKey, sortProblems, type RawProblem, type Segment } from './problems.js';
+import { checkFiles, osReason } from './readable-files.js';
 import { configSchema } from './schema.js';
 import type { Config, ConfigOverrides, ConfigProblem } from './types.js';
 
@@ -35,7 +38,9 @@ let validator: ValidateFunction | undefined;
 
 function validate(data: unknown): RawProblem[] {
   validator ??= new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true }).compile(configSchema);
-  return validator(data) ? [] : (validator.errors ?? []).map(fromAjvError);
+  // A bad map key gives two errors, the key's own (carrying `propertyName`) and the map's
+  // `propertyNames`; the map's names the key, so the other is dropped.
+  return validator(data) ? [] : (validator.errors ?? []).filter((e) => e.propertyName === undefined).map(fromAjvError);
 }
 
 /** Reads, validates and freezes the configuration; throws LLMGW_CONFIG_UNREADABLE or LLMGW_CONFIG_INVALID. */
@@ -89,7 +94,7 @@ export function checkConfig(text: string, source: string, env: NodeJS.ProcessEnv
     if (v !== undefined) place([key], v, FLAG_NAMES[key]);
   }
 
-  const raw = [...validate(data), ...crossCheck(data)];
+  const raw = [...validate(data), ...crossCheck(data), ...checkFiles(data)];
   const items = raw.map((r) => {
     const from = origin.get(segmentsKey(r.segments));
     if (from !== undefined) return { problem: { source: from, path: '', message: r.message }, segments: r.segments, rank: from.startsWith('env ') ? 1 : 2 };
@@ -98,6 +103,7 @@ export function checkConfig(text: string, source: string, env: NodeJS.ProcessEnv
   items.push(...fromEnv.problems.map((problem) => ({ problem, segments: [] as Segment[], rank: 1 })));
   const problems = sortProblems(items);
   if (problems.length > 0) return { config: undefined, problems };
+  fillModelDefaults((data as { models: Parameters<typeof fillModelDefaults>[0] }).models);
   return { config: deepFreeze(data) as Config, problems: [] };
 }
 
@@ -106,10 +112,8 @@ export function readConfigFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    // "ENOENT: no such file or directory, open 'x'" → "no such file or directory (ENOENT)"
-    const reason = e.code ? `${e.message.replace(new RegExp(`^${e.code}: `), '').replace(/, \w+ '.*'$/, '')} (${e.code})` : e.message;
-    throw new LlmgwError('LLMGW_CONFIG_UNREADABLE', `${path}: cannot read the config file: ${reason}`, { path, errno: e.code });
+    const errno = (err as NodeJS.ErrnoException).code;
+    throw new LlmgwError('LLMGW_CONFIG_UNREADABLE', `${path}: cannot read the config file: ${osReason(err)}`, { path, errno });
   }
 }
 

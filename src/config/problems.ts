@@ -4,7 +4,7 @@
 // through the same shape so one sort and one format cover them all.
 
 import type { ErrorObject } from 'ajv';
-import { HOST_PORT_PATTERN, HTTP_URL_PATTERN } from './schema.js';
+import { ENV_NAME_PATTERN, HOST_PORT_PATTERN, HTTP_URL_PATTERN, RETIRED_KEYS, type SchemaNode } from './schema.js';
 import type { ConfigProblem } from './types.js';
 
 export type Segment = string | number;
@@ -121,6 +121,8 @@ export function fromAjvError(e: ErrorObject): RawProblem {
       return { segments: [...segments, String(p.missingProperty)], message: 'is required' };
     case 'additionalProperties': {
       const key = String(p.additionalProperty);
+      const retired = RETIRED_KEYS.get(e.parentSchema as SchemaNode)?.[key];
+      if (retired !== undefined) return { segments, key, message: `'${key}' is no longer a key here: ${retired}` };
       const known = Object.keys((e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
       const hint = suggest(key, known);
       const tail = hint !== undefined ? ` (did you mean '${hint}'?)` : known.length > 0 ? ` (known keys: ${known.join(', ')})` : '';
@@ -144,7 +146,18 @@ export function fromAjvError(e: ErrorObject): RawProblem {
     case 'minLength':
       return { segments, message: p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long` };
     case 'minItems':
+    case 'maxItems': {
+      const exact = (e.parentSchema as SchemaNode | undefined)?.minItems === (e.parentSchema as SchemaNode | undefined)?.maxItems;
+      if (exact) return { segments, message: `must list exactly ${String(p.limit)} entries, got ${show(e.data)}` };
+      if (e.keyword === 'maxItems') return { segments, message: `must list at most ${String(p.limit)} entries` };
       return { segments, message: p.limit === 1 ? 'must list at least one entry' : `must list at least ${String(p.limit)} entries` };
+    }
+    case 'propertyNames': {
+      const key = String(p.propertyName);
+      const pattern = (e.parentSchema as SchemaNode | undefined)?.propertyNames?.pattern;
+      const why = pattern === ENV_NAME_PATTERN ? 'is not an environment variable name (letters, digits and _, not starting with a digit)' : `is not a valid key (must match ${String(pattern)})`;
+      return { segments: [...segments, key], message: why };
+    }
     case 'pattern':
       if (p.pattern === HOST_PORT_PATTERN) return { segments, message: `${HOST_PORT_MESSAGE}, got ${show(e.data)}` };
       if (p.pattern === HTTP_URL_PATTERN) return { segments, message: `${URL_MESSAGE}, got ${show(e.data)}` };

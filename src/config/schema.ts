@@ -6,6 +6,8 @@
 // Key names are snake_case and come from the Go prototype, so operators can move a file
 // over unchanged.
 
+import { VLLM_LAUNCH_MODES } from '../messages/shard-spec.js';
+
 /** The subset of JSON Schema (draft-07) this file uses. */
 export interface SchemaNode {
   $schema?: string;
@@ -16,8 +18,11 @@ export interface SchemaNode {
   required?: string[];
   /** `false`, or the schema of every value of a map keyed by free names (the agent's `fabrics`). */
   additionalProperties?: false | SchemaNode;
+  /** A map's keys: every key must match `pattern`. */
+  propertyNames?: { readonly type: 'string'; readonly pattern: string };
   items?: SchemaNode;
   minItems?: number;
+  maxItems?: number;
   minLength?: number;
   pattern?: string;
   enum?: string[];
@@ -35,6 +40,9 @@ export const HTTP_URL_PATTERN = '^https?://[^/\\s?#]+';
 /** setTimeout fires at once for delays above 2^31-1 ms (~24.8 days), so no duration may exceed it. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** A POSIX environment variable name: what a shell can set and `env` prints. */
+export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export const ENGINE_KINDS = ['vllm', 'sglang'] as const;
 
@@ -44,6 +52,11 @@ export function object(description: string, properties: Record<string, SchemaNod
 
 export function list(description: string, items: SchemaNode, extra: Partial<SchemaNode> = {}): SchemaNode {
   return { type: 'array', description, items, ...extra };
+}
+
+/** A mapping of free names (e.g. environment variables) to values of one schema. */
+export function map(description: string, values: SchemaNode, keyPattern: string, extra: Partial<SchemaNode> = {}): SchemaNode {
+  return { type: 'object', description, additionalProperties: values, propertyNames: { type: 'string', pattern: keyPattern }, ...extra };
 }
 
 export function str(description: string, extra: Partial<SchemaNode> = {}): SchemaNode {
@@ -60,19 +73,50 @@ export function ms(description: string, defaultMs: number): SchemaNode {
 
 const name = (what: string): SchemaNode => str(what, { minLength: 1 });
 
+/** GPUs, nodes and parallel sizes stay far below this, so their products are exact integers. */
+const MAX_PARALLEL = 1_024;
+
 const profile = object(
-  'A capacity profile: one way to run the model on one GPU class. The control plane places replicas from these.',
+  'A capacity profile: one way to run the model on one GPU class. The control plane places replicas from these, highest priority first.',
   {
     name: name('Name of the profile, unique within the model, e.g. h100-tp1.'),
     engine: str('Inference engine that runs the model.', { enum: [...ENGINE_KINDS], default: 'vllm' }),
     gpu_class: name('GPU class the profile runs on, e.g. h100-80g. A tensor-parallel group never mixes classes.'),
-    tp: int('Tensor-parallel size: GPUs per pipeline stage.', 1),
-    pp: int('Pipeline-parallel size: number of pipeline stages.', 1, { default: 1 }),
-    nodes: int('Nodes one replica spans. Above 1 the replica is multi-node and stays within one fabric.', 1, { default: 1 }),
-    replicas: int('How many replicas of this profile the control plane keeps running.', 0, { default: 1 }),
+    tp: int('Tensor-parallel size: GPUs per pipeline stage.', 1, { maximum: MAX_PARALLEL }),
+    pp: int('Pipeline-parallel size: number of pipeline stages.', 1, { maximum: MAX_PARALLEL, default: 1 }),
+    nodes: int('Nodes one replica spans. Above 1 the replica is multi-node and stays within one fabric.', 1, { maximum: MAX_PARALLEL, default: 1 }),
+    gpus_per_node: int('GPUs one replica uses on each of its nodes. Unset: tp × pp / nodes. gpus_per_node × nodes must equal tp × pp.', 1, { maximum: MAX_PARALLEL }),
+    launch_mode: str(
+      "How a multi-node vLLM replica is wired: ray (a Ray cluster, its head on rank 0) or mp (vLLM's own launcher, vLLM 0.11 and later). Which works depends on the vLLM version, so a multi-node vLLM profile must name one; SGLang launches its ranks itself and refuses it.",
+      { enum: [...VLLM_LAUNCH_MODES] },
+    ),
+    args: list('Extra engine arguments, passed after the ones llmgw sets, e.g. [--max-num-seqs, "128"].', str('One argument.'), { default: [] }),
+    env: map("Environment variables laid over the engine's generated environment.", str('The value (quote numbers: "1").'), ENV_NAME_PATTERN, { default: {} }),
+    priority: { type: 'integer', description: 'Placement takes the highest-priority profile that fits; equal priorities keep file order.', default: 0 },
+    weight: {
+      type: 'number',
+      description: "The router's weight for replicas of this profile, relative to other endpoints of the model; measure it rather than guess.",
+      exclusiveMinimum: 0,
+      default: 1,
+    },
+    startup_timeout_ms: ms(
+      'How long a replica may take from placement to ready before it is failed and rebuilt, in ms. Model loading dominates it: a 70B model over two nodes takes tens of minutes.',
+      1_200_000,
+    ),
   },
   { required: ['name', 'gpu_class', 'tp'] },
 );
+
+/** Keys a schema node no longer has, with what replaced them: a config still using one is told where to go. */
+export const RETIRED_KEYS: ReadonlyMap<SchemaNode, Readonly<Record<string, string>>> = new Map([
+  [
+    profile,
+    {
+      replicas: "a profile no longer sets a replica count: the model's scaling: {min, max} says how many replicas to keep",
+      startup_timeout: 'durations carry their unit here: set startup_timeout_ms, in ms',
+    },
+  ],
+]);
 
 const weightOf = (what: string): SchemaNode => ({ type: 'number', description: what, minimum: 0, default: 0 });
 
@@ -131,7 +175,16 @@ const model = object(
     ),
     routing_profile: name('How the router scores endpoints for this model, e.g. chat or batch. Unset: the router default.'),
     max_model_len: int('Longest prompt plus completion in tokens. Longer requests are refused before they reach an engine.', 1),
-    profiles: list('Capacity profiles for placement by the control plane.', profile, { default: [] }),
+    source: name('What the engines load: a path on the nodes or a Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct. Unset: the model name.'),
+    scaling: object(
+      'How many replicas of the model the control plane keeps placed.',
+      {
+        min: int('Fewest replicas. Unset: 1 for a model with profiles, else 0.', 0),
+        max: int('Most replicas. Unset: min, and at least 1.', 0),
+      },
+      { default: {} },
+    ),
+    profiles: list('Capacity profiles for placement by the control plane. A model with profiles needs agent_tls or agent_insecure.', profile, { default: [] }),
   },
   { required: ['name'] },
 );
@@ -183,6 +236,42 @@ const schema: SchemaNode = object(
       pattern: HOST_PORT_PATTERN,
       default: '127.0.0.1:4001',
     }),
+    agent_listen: str(
+      'HOST:PORT of the agent port: every node agent dials it and keeps one stream open. Loopback by default, so a server never listens for agents by accident; set an address the nodes reach.',
+      { pattern: HOST_PORT_PATTERN, default: '127.0.0.1:4002' },
+    ),
+    agent_tls: object(
+      "Mutual TLS on the agent port: the server presents cert and key, and accepts an agent only with a certificate signed by ca and naming its node id. PEM file paths (relative ones from the server's working directory), checked at load.",
+      {
+        ca: name('The CA that signs every agent certificate (PEM file).'),
+        cert: name("The server's certificate (PEM file)."),
+        key: name("The server's private key (PEM file)."),
+      },
+      { required: ['ca', 'cert', 'key'] },
+    ),
+    agent_insecure: {
+      type: 'boolean',
+      description: 'Serve the agent port as plaintext HTTP/2 without client certificates, on a trusted network only. Exclusive with agent_tls; one of the two is required once a model has profiles.',
+      default: false,
+    },
+    control: object(
+      'The control plane: it places replicas of models with profiles on the nodes whose agents report to the agent port.',
+      {
+        interval_ms: ms('How often the control plane compares the replicas it wants with what the agents report, in ms.', 1_000),
+        unreachable_after_ms: ms('A node whose agent is silent this long is unreachable: nothing new goes there, its replicas keep serving, in ms.', 15_000),
+        lost_after_ms: ms(
+          'A node whose agent is silent this long is lost and its replicas are rebuilt elsewhere, in ms. Must exceed unreachable_after_ms, far enough that a blip tears nothing down.',
+          60_000,
+        ),
+        port_range: list(
+          "Inclusive [lo, hi] range every node's engine ports come from (HTTP, rendezvous). Keep it clear of Ray's worker ports (10002-19999) and of ports engines open at fixed numbers (a Ray head's 8265 and 10001).",
+          int('A port number.', 1_024, { maximum: 65_535 }),
+          { minItems: 2, maxItems: 2, default: [20_000, 20_999] },
+        ),
+        drain_grace_ms: ms('How long a drained replica keeps serving the requests it has in flight, once its replacement is ready, before it is stopped, in ms.', 120_000),
+      },
+      { default: {} },
+    ),
     admin_token: name('When set, the admin API requires `Authorization: Bearer <admin_token>`.'),
     log_level: str('Least severe log level written.', { enum: [...LOG_LEVELS], default: 'info' }),
     access_log: {

@@ -3,6 +3,7 @@
 // is frozen. Keep this in step with schema.ts (spec/config/load.spec.ts checks the
 // keys of a loaded config against the schema).
 
+import type { VllmLaunchMode } from '../messages/shard-spec.js';
 import type { ENGINE_KINDS, LOG_LEVELS } from './schema.js';
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -71,7 +72,20 @@ export interface ProfileConfig {
   readonly tp: number;
   readonly pp: number;
   readonly nodes: number;
-  readonly replicas: number;
+  /** Filled at load: tp × pp / nodes when unset, and checked to multiply back to tp × pp. */
+  readonly gpus_per_node: number;
+  /** Set for every multi-node vLLM profile, never for SGLang (checked at load). */
+  readonly launch_mode?: VllmLaunchMode;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly priority: number;
+  readonly weight: number;
+  readonly startup_timeout_ms: number;
+}
+
+export interface ScalingConfig {
+  readonly min: number;
+  readonly max: number;
 }
 
 export interface ModelConfig {
@@ -80,6 +94,10 @@ export interface ModelConfig {
   readonly fallbacks: readonly string[];
   readonly routing_profile?: string;
   readonly max_model_len?: number;
+  /** Filled at load: the model name when unset. */
+  readonly source: string;
+  /** Filled at load: min 1 with profiles, else 0; max = max(min, 1). */
+  readonly scaling: ScalingConfig;
   readonly profiles: readonly ProfileConfig[];
 }
 
@@ -104,9 +122,29 @@ export interface SimulateConfig {
   readonly num_gpu_blocks?: number;
 }
 
+export interface AgentTlsConfig {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface ControlConfig {
+  readonly interval_ms: number;
+  readonly unreachable_after_ms: number;
+  readonly lost_after_ms: number;
+  /** Inclusive, lo ≤ hi (checked at load). */
+  readonly port_range: readonly [number, number];
+  readonly drain_grace_ms: number;
+}
+
 export interface Config {
   readonly listen: string;
   readonly admin_listen: string;
+  readonly agent_listen: string;
+  /** Exclusive with agent_insecure; one of them is set whenever a model has profiles. */
+  readonly agent_tls?: AgentTlsConfig;
+  readonly agent_insecure: boolean;
+  readonly control: ControlConfig;
   readonly admin_token?: string;
   readonly log_level: LogLevel;
   readonly access_log: boolean;
