@@ -69,6 +69,8 @@ export type SupervisorMsg =
   | ({ type: 'start'; id: string; spec: ShardSpec } & Ask<Outcome<StartShardReply>>)
   | ({ type: 'stop'; id: string } & Ask<Outcome<ShardStatus>>)
   | ({ type: 'list' } & Ask<ShardStatus[]>)
+  /** The last `lines` lines of a shard's output, oldest first (0: the configured output_lines). */
+  | ({ type: 'output'; id: string; lines: number } & Ask<Outcome<string[]>>)
   | { type: 'subscribe'; subscriber: Address<ShardEventSinkMsg> };
 
 /** What a subscriber of the supervisor receives. */
