@@ -77,3 +77,11 @@ export type SupervisorMsg =
 export type ShardEventSinkMsg = { type: 'shard-event'; event: ShardEvent };
 
 export const SUPERVISOR = address<SupervisorMsg>('supervisor');
+
+/**
+ * Protocol of the fleet link (worker thread `agent`): the node's stream to the control
+ * plane. It takes the supervisor's shard events and reports them upstream.
+ */
+export type FleetLinkMsg = ShardEventSinkMsg;
+
+export const FLEET_LINK = address<FleetLinkMsg>('fleet-link');

@@ -11,6 +11,11 @@ export class PushQueue<T> implements AsyncIterable<T> {
   private ended = false;
   private error: unknown = undefined;
 
+  /** Items pushed and not read yet: what a producer bounds its queue by. */
+  get size(): number {
+    return this.items.length;
+  }
+
   /** Whether push() still accepts messages. */
   get open(): boolean {
     return !this.ended;

@@ -25,7 +25,6 @@ async function main(): Promise<void> {
   const args = parseVllmServeArgs(process.argv.slice(2));
   const speed = envNumber('LLMGW_SIM_SPEED', 1, (n) => Number.isFinite(n) && n > 0, 'a number > 0');
   const loadMs = envNumber('LLMGW_SIM_LOAD_MS', 0, (n) => Number.isInteger(n) && n >= 0, 'a whole number of ms ≥ 0');
-  process.title = `vllm-sim ${args.servedName}`;
   const log = (line: string): void => void process.stdout.write(`INFO ${new Date().toISOString()} ${line}\n`);
   log(`vllm (sim) serve ${args.model} as ${args.servedName}, tensor parallel ${args.tp}, speed ${speed}`);
   if (args.headless) {
