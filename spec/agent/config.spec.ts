@@ -1,8 +1,9 @@
 import { rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
-import { loadAgentConfig } from '../../src/agent/config/load.js';
+import { defaultMgmtAddr, loadAgentConfig } from '../../src/agent/config/load.js';
 import type { LlmgwError } from '../../src/errors.js';
 import { tempDir } from './supervisor/helpers.js';
 
@@ -35,6 +36,54 @@ test('no config file means every default, the state directory made absolute', ()
   assert.equal(c.engines, { vllm: 'vllm', python: 'python3', ray: 'ray' });
   assert.equal(c.fabrics, {});
   assert.ok(Object.isFrozen(c.engines));
+  assert.is(c.node_id, hostname());
+  assert.is(c.server, undefined, 'no server: the agent runs standalone');
+  assert.is(c.heartbeat_interval_ms, 5_000);
+  assert.is(c.insecure, false);
+});
+
+test('the management address defaults to the first non-internal IPv4 address, else loopback', () => {
+  const nic = (address: string, family: 'IPv4' | 'IPv6', internal: boolean) => ({ address, family, internal, netmask: '', mac: '', cidr: null }) as never;
+  assert.is(defaultMgmtAddr({ lo: [nic('127.0.0.1', 'IPv4', true)], eth0: [nic('fe80::1', 'IPv6', false), nic('10.0.0.5', 'IPv4', false)], eth1: [nic('10.1.0.5', 'IPv4', false)] }), '10.0.0.5');
+  assert.is(defaultMgmtAddr({ lo: [nic('127.0.0.1', 'IPv4', true)], eth0: [nic('fe80::1', 'IPv6', false)] }), '127.0.0.1');
+  assert.is(defaultMgmtAddr({}), '127.0.0.1');
+});
+
+test('a fleet member: node id, server, management address and TLS files as given, the paths made absolute', () => {
+  const pem = file('-----BEGIN CERTIFICATE-----\n');
+  const c = loadAgentConfig(file(`node_id: gpu-a.dc1\nserver: https://control:4002\nmgmt_addr: 10.0.0.5\ntls: { ca: ${pem}, cert: ${pem}, key: ${pem} }\nheartbeat_interval_ms: 1000\n`));
+  assert.is(c.node_id, 'gpu-a.dc1');
+  assert.is(c.server, 'https://control:4002');
+  assert.is(c.mgmt_addr, '10.0.0.5');
+  assert.equal(c.tls, { ca: pem, cert: pem, key: pem });
+  assert.is(c.heartbeat_interval_ms, 1_000);
+  assert.ok(Object.isFrozen(c.tls));
+});
+
+test('plaintext to an http:// server when asked for by name', () => {
+  const c = loadAgentConfig(file('server: http://127.0.0.1:4002\ninsecure: true\n'));
+  assert.is(c.insecure, true);
+  assert.is(c.tls, undefined);
+});
+
+test('a server needs exactly one of tls and insecure, and a scheme that agrees with it', () => {
+  const pem = file('pem\n');
+  const tls = `tls: { ca: ${pem}, cert: ${pem}, key: ${pem} }`;
+  assert.equal(problems('server: https://control:4002\n'), ['server: needs tls (ca, cert, key) for mTLS, or insecure: true to dial plaintext HTTP/2 on a trusted network']);
+  assert.equal(problems(`server: https://control:4002\n${tls}\ninsecure: true\n`), ['insecure: tls is set too; choose one: tls for mTLS, insecure: true for plaintext on a trusted network']);
+  assert.equal(problems('server: https://control:4002\ninsecure: true\n'), ['server: insecure: true dials plaintext, so the URL must be http://, not https://control:4002']);
+  assert.equal(problems(`server: http://control:4002\n${tls}\n`), ['server: tls is set, so the URL must be https://, not http://control:4002 (plaintext needs insecure: true instead of tls)']);
+});
+
+test('unreadable TLS files, a bad URL, node id and management address are each named', () => {
+  const pem = file('pem\n');
+  assert.equal(problems(`server: control:4002\nnode_id: "-gpu a"\nmgmt_addr: eth0\n`), ['server: must be an http(s) URL (e.g. http://10.0.0.5:8000), got "control:4002"']);
+  assert.equal(problems(`server: https://control:4002\nnode_id: "gpu a"\nmgmt_addr: eth0\ntls: { ca: /nonexistent/ca.pem, cert: ${pem}, key: ${pem} }\n`), [
+    `node_id: must be a host name (letters, digits, '.', '_' and '-', starting and ending with a letter or digit), not "gpu a"`,
+    'mgmt_addr: must be an IP address other nodes can reach (10.0.0.5), not "eth0"',
+    'tls.ca: cannot read /nonexistent/ca.pem: no such file (ENOENT)',
+  ]);
+  assert.equal(problems('tls: { ca: x }\nheartbeat_interval_ms: 0\n'), ['tls.cert: is required', 'tls.key: is required', 'heartbeat_interval_ms: must be ≥ 1']);
 });
 
 test('the file and --listen are applied', () => {

@@ -69,9 +69,19 @@ export type SupervisorMsg =
   | ({ type: 'start'; id: string; spec: ShardSpec } & Ask<Outcome<StartShardReply>>)
   | ({ type: 'stop'; id: string } & Ask<Outcome<ShardStatus>>)
   | ({ type: 'list' } & Ask<ShardStatus[]>)
+  /** The last `lines` lines of a shard's output, oldest first (0: the configured output_lines). */
+  | ({ type: 'output'; id: string; lines: number } & Ask<Outcome<string[]>>)
   | { type: 'subscribe'; subscriber: Address<ShardEventSinkMsg> };
 
 /** What a subscriber of the supervisor receives. */
 export type ShardEventSinkMsg = { type: 'shard-event'; event: ShardEvent };
 
 export const SUPERVISOR = address<SupervisorMsg>('supervisor');
+
+/**
+ * Protocol of the fleet link (worker thread `agent`): the node's stream to the control
+ * plane. It takes the supervisor's shard events and reports them upstream.
+ */
+export type FleetLinkMsg = ShardEventSinkMsg;
+
+export const FLEET_LINK = address<FleetLinkMsg>('fleet-link');

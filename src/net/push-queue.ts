@@ -14,6 +14,11 @@ export class PushQueue<T> implements AsyncIterable<T> {
 
   constructor(private readonly capacity = Infinity) {}
 
+  /** Items pushed and not read yet: what a producer bounds its queue by. */
+  get size(): number {
+    return this.items.length;
+  }
+
   /** Whether push() still accepts messages. */
   get open(): boolean {
     return !this.ended;

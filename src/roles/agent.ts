@@ -1,6 +1,7 @@
-// The agent role: the supervisor actor on its own worker thread, then the local control
-// interface. One per GPU node.
+// The agent role: the supervisor actor on its own worker thread, the fleet link beside it
+// when a server is configured, then the local control interface. One per GPU node.
 import { hostname } from 'node:os';
+import { fleetLinkActor } from '../actors/agent/fleet-link-actor.js';
 import { supervisorActor } from '../actors/agent/supervisor-actor.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { LOG_LEVELS } from '../config/schema.js';
@@ -8,7 +9,7 @@ import type { LogLevel } from '../config/types.js';
 import { LlmgwError } from '../errors.js';
 import { createLogger, setLogLevel } from '../log.js';
 import { drain, listen } from '../net/http-listen.js';
-import { SUPERVISOR } from '../messages/agent.js';
+import { FLEET_LINK, SUPERVISOR } from '../messages/agent.js';
 import { ActorSystem } from '../runtime/index.js';
 import { loadAgentConfig } from '../agent/config/load.js';
 import type { AgentConfig } from '../agent/config/schema.js';
@@ -56,11 +57,18 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
           drainGraceMs: config.drain_grace_ms,
         },
         outputLines: config.output_lines,
-        subscribers: [],
+        subscribers: config.server === undefined ? [] : [FLEET_LINK],
       },
     });
     // Recovery may stop a few unidentifiable engines, each given stop_timeout_ms.
     await supervisor.ask({ type: 'list' }, { timeoutMs: Math.max(60_000, config.stop_timeout_ms * 10) });
+    if (config.server === undefined) {
+      log.info('no server configured: running standalone, driven through the local control interface');
+    } else {
+      if (config.insecure) log.warn('the stream to the control plane is plaintext (insecure: true): inventory and commands travel unencrypted and unauthenticated', { server: config.server });
+      // After recovery, so the first Register reports the adopted engines.
+      await system.spawn(fleetLinkActor, { address: FLEET_LINK, thread: 'agent', args: { config, knobs }, dependsOn: [SUPERVISOR] });
+    }
     const server = createControlPort({ supervisor, config, knobs });
     const url = await listen(server, config.listen, { key: 'listen', also: ['--listen'] });
     let closing: Promise<void> | undefined;
@@ -90,9 +98,9 @@ async function checkHardware(config: AgentConfig, knobs: DiscoveryKnobs): Promis
 
 /**
  * Runs the agent until SIGTERM or SIGINT. Shutting down closes the control interface and
- * LEAVES THE ENGINES RUNNING: an agent restart (an upgrade, a crash, a config change)
+ * the stream to the control plane, and LEAVES THE ENGINES RUNNING: an agent restart (an upgrade, a crash, a config change)
  * must not take served traffic down, and the state files let the next agent adopt them.
- * Stopping engines is the control plane's decision, made through DELETE.
+ * Stopping engines is the control plane's decision, made through the stream (or DELETE).
  */
 export async function runAgent(flags: AgentFlags): Promise<void> {
   process.title = `llmgw agent ${hostname()}`;

@@ -50,11 +50,19 @@ test('the supervisor actor runs on the agent thread, answers at once and reports
     groups.push(pgid);
     trackGroup(pgid);
 
+    // The output's tail, from the shard's log file: the engine's own lines, the last one last.
+    const output = await sup.ask({ type: 'output', id: 'eng', lines: 0 });
+    assert.ok(output.ok && output.value.some((l) => l.startsWith('INFO loading /models/llama-3.1-8b')), JSON.stringify(output));
+    const last = await sup.ask({ type: 'output', id: 'eng', lines: 1 });
+    assert.equal(last.ok && last.value.length === 1 && last.value[0], output.ok && output.value.at(-1));
+
     // A refusal is an answer with a typed error, and the actor (with its engine) carries on.
     const invalid = await sup.ask({ type: 'start', id: 'bad', spec: { ...engineSpec(1), gpus: [] } });
     assert.is(!invalid.ok && invalid.error.code, 'LLMGW_SHARD_INVALID');
     const unknown = await sup.ask({ type: 'stop', id: 'nope' });
     assert.is(!unknown.ok && unknown.error.code, 'LLMGW_NOT_FOUND');
+    const noOutput = await sup.ask({ type: 'output', id: 'nope', lines: 5 });
+    assert.is(!noOutput.ok && noOutput.error.message, "no shard 'nope' on this node");
 
     const stopping = await sup.ask({ type: 'stop', id: 'eng' });
     assert.is(stopping.ok && stopping.value.state, 'draining');

@@ -46,6 +46,7 @@ export const supervisorActor = defineActor<SupervisorMsg>()({
         return status;
       }),
     list: (s) => s.supervisor.list(),
+    output: (s, m) => outcome(() => s.supervisor.output(m.id, m.lines)),
     subscribe: (s, m) => void s.subscribers.set(m.subscriber.name, m.subscriber),
   },
   onStop: (s) => s.supervisor.release(),

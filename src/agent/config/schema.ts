@@ -3,10 +3,26 @@
 // Schema that is the source of truth, snake_case keys, defaults in the schema.
 import { DEFAULT_LAUNCH_OPTIONS } from '../engines/index.js';
 import { DEFAULT_NVIDIA_SMI, SYSFS_INFINIBAND } from '../discovery/index.js';
-import { HOST_PORT_PATTERN, LOG_LEVELS, int, list, ms, object, str, type SchemaNode } from '../../config/schema.js';
+import { HOST_PORT_PATTERN, HTTP_URL_PATTERN, LOG_LEVELS, int, list, ms, object, str, type SchemaNode } from '../../config/schema.js';
 import type { LogLevel } from '../../config/types.js';
 
+/** Paths of the PEM files of the agent's side of the mTLS stream. */
+export interface AgentTlsPaths {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
 export interface AgentConfig {
+  /** Who this node is to the control plane; its client certificate must name it. */
+  readonly node_id: string;
+  /** The control plane's agent port; unset, the agent runs standalone. */
+  readonly server?: string;
+  /** The management-network address engines bind and other nodes reach. */
+  readonly mgmt_addr: string;
+  readonly tls?: AgentTlsPaths;
+  readonly insecure: boolean;
+  readonly heartbeat_interval_ms: number;
   readonly listen: string;
   readonly state_dir: string;
   readonly log_level: LogLevel;
@@ -30,6 +46,24 @@ export const DEFAULT_AGENT_LISTEN = '127.0.0.1:4100';
 export const agentConfigSchema: SchemaNode = object(
   'llmgw agent configuration (llmgw run --role=agent --config agent.yaml).',
   {
+    node_id: str("This node's id in the fleet; the client certificate must name it (CN or DNS SAN). Default: the hostname.", {
+      minLength: 1,
+    }),
+    server: str('URL of the control plane\'s agent port (https://control:4002; http:// with insecure: true). Unset, the agent runs standalone, driven through its local interface.', {
+      pattern: HTTP_URL_PATTERN,
+    }),
+    mgmt_addr: str('The management-network IP address engines bind and other nodes reach. Default: the first non-internal IPv4 address, or 127.0.0.1.', { minLength: 1 }),
+    tls: object(
+      "PEM files of the agent's side of the mTLS stream to the control plane.",
+      {
+        ca: str("The fleet's CA certificate: the control plane's certificate must chain to it.", { minLength: 1 }),
+        cert: str("This node's client certificate, naming node_id.", { minLength: 1 }),
+        key: str("The client certificate's private key.", { minLength: 1 }),
+      },
+      { required: ['ca', 'cert', 'key'] },
+    ),
+    insecure: { type: 'boolean', description: 'Dial the control plane in plaintext HTTP/2 (an http:// server), on a trusted network only; instead of tls.', default: false },
+    heartbeat_interval_ms: ms('Between heartbeats on the stream to the control plane, in ms.', 5_000),
     listen: str('HOST:PORT of the local control interface. Loopback only: it has no authentication and starts processes.', {
       pattern: HOST_PORT_PATTERN,
       default: DEFAULT_AGENT_LISTEN,

@@ -40,6 +40,9 @@ export interface Recovery {
 
 const log = createLogger('agent.supervisor');
 
+/** The most lines one output request returns: the log's tail window holds 64 KiB anyway. */
+const MAX_OUTPUT_LINES = 10_000;
+
 export class Supervisor {
   private readonly runs = new Map<string, ShardRun>();
   /** The final status of shards that failed, kept for the operator until stopped or replaced. */
@@ -103,6 +106,15 @@ export class Supervisor {
 
   list(): ShardStatus[] {
     return [...[...this.runs.values()].map((r) => r.status()), ...this.failed.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /**
+   * The last `lines` lines of a shard's output (0: outputLines), read from its log file,
+   * so an adopted shard shows what it printed before the agent restarted.
+   */
+  output(id: string, lines: number): string[] {
+    if (!this.runs.has(id) && !this.failed.has(id)) throw new LlmgwError('LLMGW_NOT_FOUND', `no shard '${id}' on this node`);
+    return new OutputLog(this.state.logPath(id), Math.min(lines || this.opts.outputLines, MAX_OUTPUT_LINES)).tail();
   }
 
   /** Stops every shard and waits for them (specs, and an operator's "stop everything"). */
