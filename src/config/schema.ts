@@ -268,7 +268,14 @@ const schema: SchemaNode = object(
           int('A port number.', 1_024, { maximum: 65_535 }),
           { minItems: 2, maxItems: 2, default: [20_000, 20_999] },
         ),
-        drain_grace_ms: ms('How long a drained replica keeps serving the requests it has in flight, once its replacement is ready, before it is stopped, in ms.', 120_000),
+        drain_grace_ms: ms(
+          'Bounds a drain or a scale-down, in ms: how long a leaving replica keeps serving while its replacement comes up (then it is drained anyway), and about how long its requests in flight may take to finish after that.',
+          120_000,
+        ),
+        settle_ms: ms(
+          'After the server starts, how long the control plane places nothing, so that agents reconnect and report what they run first (placing at once would duplicate every replica not reported yet), in ms. Keep it near unreachable_after_ms: an agent silent longer is not coming back soon.',
+          15_000,
+        ),
       },
       { default: {} },
     ),

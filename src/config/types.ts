@@ -135,6 +135,7 @@ export interface ControlConfig {
   /** Inclusive, lo ≤ hi (checked at load). */
   readonly port_range: readonly [number, number];
   readonly drain_grace_ms: number;
+  readonly settle_ms: number;
 }
 
 export interface Config {

@@ -1,19 +1,23 @@
 import { accounting } from '../actors/accounting/accounting.js';
 import { UsageBatcher, usageBatcherMetrics } from '../accounting/usage-batcher.js';
 import { admissionActor } from '../actors/admission/admission-actor.js';
+import { controlActor } from '../actors/control/control-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
 import { createAdminPort, type DrainStatus } from '../admin/admin-port.js';
-import { DEFAULT_CONFIG_SOURCE, loadConfig, type Config } from '../config/index.js';
+import { loadConfig, type Config } from '../config/index.js';
 import { AccessLog } from '../dataport/access-log.js';
 import { createDataPort } from '../dataport/data-port.js';
 import { LlmgwError } from '../errors.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { createLogger, setLogLevel } from '../log.js';
+import { placedModels } from '../control/catalog.js';
 import { ACCOUNTING } from '../messages/accounting.js';
+import type { PlacedModel } from '../messages/catalog.js';
+import { CONTROL } from '../messages/control.js';
 import { ADMISSION } from '../messages/admission.js';
-import { ENDPOINT_REGISTRY, healthPollerAddress } from '../messages/endpoints.js';
+import { ENDPOINT_REGISTRY, healthPollerAddress, type EndpointProbe } from '../messages/endpoints.js';
 import { simEngineAddress } from '../messages/sim.js';
 import { drain, listen } from '../net/http-listen.js';
 import { Catalog } from '../router/catalog.js';
@@ -21,7 +25,7 @@ import { ENGINE_DEFAULTS } from '../sim/engine.js';
 import { Admission } from '../router/admission/admission.js';
 import { admissionMetrics } from '../router/admission/admission-metrics.js';
 import { endpointMetrics } from '../router/endpoint-metrics.js';
-import { EndpointTable } from '../router/endpoint-table.js';
+import { EndpointTable, type EndpointState } from '../router/endpoint-table.js';
 import { PrefixIndex } from '../router/scheduler/prefix-index.js';
 import { buildProfiles } from '../router/scheduler/profiles.js';
 import { Scheduler } from '../router/scheduler/scheduler.js';
@@ -54,8 +58,11 @@ const ADMISSION_TICK_MS = 50;
 export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   const config = loadConfig({ path: flags.configPath, overrides: { listen: flags.listen, admin_listen: flags.adminListen } });
   setLogLevel(config.log_level);
+  const placed = placedModels(config);
   const threads: ThreadSpec[] = [{ name: 'telemetry', onDeath: 'respawn' }];
   if (config.simulate.length > 0) threads.push({ name: 'engines', onDeath: 'respawn' });
+  // `respawn`: a new control actor rebuilds everything from the agents' next Registers.
+  if (placed.length > 0) threads.push({ name: 'control', onDeath: 'respawn' });
   const system = await ActorSystem.start({ threads, askTimeoutMs: config.runtime.ask_timeout_ms, shutdownTimeoutMs: config.runtime.shutdown_timeout_ms });
   const r = config.router;
   const table = new EndpointTable({
@@ -71,15 +78,15 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   });
   const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   try {
-    await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table } });
+    await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table, onPlaced: (added, removed) => syncPollers(system, table, config, added, removed) } });
     if (admissions) await system.spawn(admissionActor, { address: ADMISSION, args: { admissions, tickMs: ADMISSION_TICK_MS } });
     await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) {
       table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, enginePriority: e.priority_scheduling ?? null });
     }
-    warnUnserved(table, config, flags.configPath);
-    await startPollers(system, table, config);
+    await startPollers(system, table.all(), config);
+    if (placed.length > 0) await startControlPlane(system, config, placed);
   } catch (err) {
     await system.shutdown();
     throw err;
@@ -118,6 +125,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     registries: [endpointMetrics(table), usageBatcherMetrics(records), ...(admissions ? [admissionMetrics(admissions)] : [])],
     accounting: usage,
     admission: admissions ? system.ref(ADMISSION) : null,
+    control: placed.length > 0 ? system.ref(CONTROL) : null,
   });
   const graceMs = config.runtime.shutdown_timeout_ms;
   const stop = async (): Promise<void> => {
@@ -196,24 +204,45 @@ async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, 
 }
 
 /**
- * A model placed only by its profiles has no engine yet: the config is valid (placement
- * will serve it), but until then its requests get 503s, which an operator should hear of.
+ * The control plane on its own thread: the agent stream, the reconciler, and through
+ * the registry the replicas it places. Plaintext on the agent port is the operator's
+ * explicit choice, and said so at every start.
  */
-function warnUnserved(table: EndpointTable, config: Config, configPath: string | undefined): void {
-  config.models.forEach((m, i) => {
-    if (table.all().some((e) => e.models.includes(m.name))) return;
-    log.warn('model served by no endpoint', {
-      model: m.name,
-      source: configPath ?? (process.env.LLMGW_CONFIG || DEFAULT_CONFIG_SOURCE),
-      path: `models[${i}]`,
-      reason: 'only its profiles name it and no replica is placed yet; requests for it get 503 until an endpoint or a simulate entry serves it',
-    });
+async function startControlPlane(system: ActorSystem, config: Config, models: PlacedModel[]): Promise<void> {
+  const c = config.control;
+  if (config.agent_insecure) log.warn('agent stream is plaintext (agent_insecure: true): any host that reaches agent_listen can register as a node; use agent_tls outside a trusted network', { agentListen: config.agent_listen });
+  await system.spawn(controlActor, {
+    address: CONTROL,
+    thread: 'control',
+    dependsOn: [ENDPOINT_REGISTRY],
+    args: {
+      models,
+      listen: config.agent_listen,
+      tls: config.agent_tls ? { ca: config.agent_tls.ca, cert: config.agent_tls.cert, key: config.agent_tls.key } : null,
+      intervalMs: c.interval_ms,
+      unreachableAfterMs: c.unreachable_after_ms,
+      lostAfterMs: c.lost_after_ms,
+      drainGraceMs: c.drain_grace_ms,
+      settleMs: c.settle_ms,
+      portRange: [c.port_range[0], c.port_range[1]],
+    },
   });
 }
 
-async function startPollers(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {
+/**
+ * Pollers follow the placed replicas: stopped with a replica that left, started (and
+ * probed once, into the table) with one that came, so that the registry's answer to
+ * the control plane means the router routes to the new ones.
+ */
+async function syncPollers(system: ActorSystem, table: EndpointTable, config: Config, added: readonly EndpointState[], removed: readonly string[]): Promise<void> {
+  await Promise.all(removed.map((id) => system.stop(healthPollerAddress(id).name).catch(() => undefined)));
+  const probes = await startPollers(system, added, config);
+  for (const p of probes) table.apply(p);
+}
+
+async function startPollers(system: ActorSystem, endpoints: readonly EndpointState[], config: Config): Promise<EndpointProbe[]> {
   const pollers = await Promise.all(
-    table.all().map((e) =>
+    endpoints.map((e) =>
       system.spawn(healthPoller, {
         address: healthPollerAddress(e.id),
         thread: 'telemetry',
@@ -232,5 +261,6 @@ async function startPollers(system: ActorSystem, table: EndpointTable, config: C
   // A first probe of everything before the ports open; an endpoint that is down now is
   // reported (and retried by its poller), not waited for.
   const probes = await Promise.all(pollers.map((p) => p.ask({ type: 'poll-now' }, { timeoutMs: config.router.connect_timeout_ms * 2 + 1_000 })));
-  for (const p of probes) if (!p.ready) log.warn('endpoint not ready at start', { endpoint: p.id, reason: p.reason });
+  for (const p of probes) if (!p.ready) log.warn('endpoint not ready when first probed', { endpoint: p.id, reason: p.reason });
+  return probes;
 }
