@@ -118,6 +118,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     registries: [endpointMetrics(table), usageBatcherMetrics(records), ...(admissions ? [admissionMetrics(admissions)] : [])],
     accounting: usage,
     admission: admissions ? system.ref(ADMISSION) : null,
+    control: null,
   });
   const graceMs = config.runtime.shutdown_timeout_ms;
   const stop = async (): Promise<void> => {
