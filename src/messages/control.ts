@@ -118,7 +118,11 @@ export type ControlMsg =
   | ({ type: 'models' } & Ask<ModelView[]>)
   | ({ type: 'replicas'; model?: string } & Ask<ReplicaView[]>)
   | ({ type: 'explain'; model: string } & Ask<Outcome<PlacementExplanation>>)
-  | ({ type: 'cordon' | 'uncordon' | 'drain'; node: string } & Ask<Outcome<NodeView>>)
+  // One member per command (not `type: 'cordon' | 'uncordon' | 'drain'`): a handler map
+  // gets each by its own type, and a member whose type is a union would reach it as never.
+  | ({ type: 'cordon'; node: string } & Ask<Outcome<NodeView>>)
+  | ({ type: 'uncordon'; node: string } & Ask<Outcome<NodeView>>)
+  | ({ type: 'drain'; node: string } & Ask<Outcome<NodeView>>)
   /** `target` is a replica id (every shard of it) or a shard id. */
   | ({ type: 'logs'; target: string; lines: number } & Ask<Outcome<ShardLogs[]>>)
   /** A reloaded config's placed models: scaling and profiles change in place; a model gone is drained, then stopped. */
