@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { request } from 'undici';
-import { errorCodes, LlmgwError, type ErrorCode } from '../errors.js';
+import { LlmgwError } from '../errors.js';
 import { parseHostPort, urlFor } from '../net/host-port.js';
 
 // The flags every `llmgw ctl` command takes (class fields, as clipanion wants them).
@@ -32,11 +32,7 @@ export function adminBaseUrl(value: string, from: string): URL {
 /** Longer than the admin port's longest ask (a shard's logs, read from its node's agent). */
 const ADMIN_TIMEOUT_MS = 20_000;
 
-/**
- * Calls an admin API path of a running process. An error it answers keeps its code (a
- * node it does not know is LLMGW_NODE_UNKNOWN); one it cannot be asked is
- * LLMGW_ADMIN_UNREACHABLE, saying why.
- */
+/** Calls an admin API path of a running process; LLMGW_ADMIN_UNREACHABLE says why it failed. */
 export async function adminRequest<T>(method: 'GET' | 'POST', admin: string | undefined, token: string | undefined, path: string): Promise<T> {
   const base = admin !== undefined ? adminBaseUrl(admin, '--admin') : process.env.LLMGW_ADMIN ? adminBaseUrl(process.env.LLMGW_ADMIN, 'LLMGW_ADMIN') : new URL(DEFAULT_ADMIN);
   const tokenFrom = token !== undefined ? '--token' : process.env.LLMGW_ADMIN_TOKEN ? 'LLMGW_ADMIN_TOKEN' : null;
@@ -56,17 +52,10 @@ export async function adminRequest<T>(method: 'GET' | 'POST', admin: string | un
     throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `${url.href}: status ${res.statusCode} with a body that is not JSON; is ${base.href} the admin port of llmgw?`);
   }
   if (res.statusCode !== 200) {
-    const error = (body as { error?: { message?: string; code?: string } }).error;
-    const msg = error?.message ?? `status ${res.statusCode}`;
-    throw new LlmgwError(res.statusCode === 401 ? 'LLMGW_UNAUTHORIZED' : (ourCode(error?.code) ?? 'LLMGW_ADMIN_UNREACHABLE'), `${url.href}: ${msg}${res.statusCode === 401 ? tokenHint(tokenFrom) : ''}`);
+    const msg = (body as { error?: { message?: string } }).error?.message ?? `status ${res.statusCode}`;
+    throw new LlmgwError(res.statusCode === 401 ? 'LLMGW_UNAUTHORIZED' : 'LLMGW_ADMIN_UNREACHABLE', `${url.href}: ${msg}${res.statusCode === 401 ? tokenHint(tokenFrom) : ''}`);
   }
   return body as T;
-}
-
-/** Our code from the `code` of an OpenAI-shaped error body (`node_unknown`), when it is one. */
-function ourCode(code: string | undefined): ErrorCode | undefined {
-  const ours = `LLMGW_${(code ?? '').toUpperCase()}`;
-  return errorCodes.find((c) => c === ours);
 }
 
 /** What to do about a refused token, given where ours came from (null: none was sent). */
