@@ -59,6 +59,8 @@ const CODES = {
   LLMGW_NODE_UNKNOWN: { status: 404, type: 'invalid_request_error' },
   // control plane: a placement names a GPU or port that is no longer free (decided on a stale view)
   LLMGW_PLACEMENT_CONFLICT: { status: 409, type: 'invalid_request_error' },
+  // admin port: a fleet route asked of a server whose config places no model (no profiles)
+  LLMGW_NO_CONTROL_PLANE: { status: 409, type: 'invalid_request_error' },
   // agent stream: refused for who is asking (no trusted client certificate, a certificate
   // for another node, a first message that is no Register); a retry changes nothing
   LLMGW_STREAM_REFUSED: { status: 403, type: 'invalid_request_error' },

@@ -1,6 +1,8 @@
 // The command line as a new user meets it: version, help, errors, colours.
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
+import { createServer } from 'node:http';
+import { listen } from '../../src/net/http-listen.js';
 import { adminBaseUrl } from '../../src/cli/admin-client.js';
 import { createCli, wantsColour } from '../../src/cli/llmgw-cli.js';
 import { VERSION } from '../../src/version.js';
@@ -66,6 +68,21 @@ test('--admin takes a URL or HOST:PORT; anything else names the flag and what it
   const r = await runCli(['ctl', 'actors', '--admin', 'nowhere']);
   assert.is(r.code, 1);
   assert.is(r.stderr, "llmgw ctl: --admin: expected an http(s) URL or HOST:PORT (e.g. http://127.0.0.1:4001 or 127.0.0.1:4001), got 'nowhere'\n");
+});
+
+test('ctl pointed at something that is not an admin port says so instead of failing to parse its page', async () => {
+  const proxy = createServer((_req, res) => {
+    res.writeHead(502, { 'content-type': 'text/html' });
+    res.end('<html><body>Bad Gateway</body></html>');
+  });
+  const url = await listen(proxy, '127.0.0.1:0', { key: 'listen' });
+  try {
+    const r = await runCli(['ctl', 'nodes', '--admin', url]);
+    assert.is(r.code, 1);
+    assert.is(r.stderr, `llmgw ctl: ${url}/admin/v1/nodes: status 502 with a body that is not JSON; is ${url}/ the admin port of llmgw?\n`);
+  } finally {
+    proxy.close();
+  }
 });
 
 test.run();

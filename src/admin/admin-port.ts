@@ -3,12 +3,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { LlmgwError } from '../errors.js';
 import { sendError, sendJson } from '../net/respond.js';
+import { matchFleetRoute, serveFleet, type FleetRoutesOptions } from './fleet-routes.js';
 import type { AccountingMsg } from '../messages/accounting.js';
 import type { AdmissionMsg } from '../messages/admission.js';
 import type { EndpointTable } from '../router/endpoint-table.js';
 import type { ActorRef, ActorSystem } from '../runtime/index.js';
 
-export interface AdminPortOptions {
+export interface AdminPortOptions extends Omit<FleetRoutesOptions, 'reload'> {
   system: ActorSystem;
   table: EndpointTable;
   /** When set, /admin/* requires `Authorization: Bearer <token>`. */
@@ -20,6 +21,8 @@ export interface AdminPortOptions {
   admission: ActorRef<AdmissionMsg> | null;
   /** How a shutdown's drain stands; null while the server is not shutting down. */
   drain?: () => DrainStatus | null;
+  /** Reads the config file again and applies it (`POST /admin/v1/reload`); unset: the server does not reload. */
+  reload?: FleetRoutesOptions['reload'];
 }
 
 export interface DrainStatus {
@@ -28,6 +31,9 @@ export interface DrainStatus {
   /** When those still running are cut, ms from now. */
   cutInMs: number;
 }
+
+/** The routes of the admin API besides the fleet's (fleet-routes.ts); each takes GET only. */
+const GET_ROUTES = new Set(['/admin/v1/actors', '/admin/v1/endpoints', '/admin/v1/admission', '/admin/v1/usage']);
 
 /**
  * The operator's port: Prometheus metrics and the management API behind `llmgw ctl`.
@@ -52,8 +58,11 @@ export function createAdminPort(opts: AdminPortOptions): Server {
   return createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://admin');
     const path = url.pathname;
+    const method = req.method ?? 'GET';
+    const notAllowed = (allow: string): void =>
+      sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; it takes ${allow}`), null, { allow });
     const run = async (): Promise<void> => {
-      if (req.method !== 'GET') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`));
+      if ((path === '/health' || path === '/metrics') && method !== 'GET') return notAllowed('GET');
       if (path === '/health') {
         // Through a shutdown the admin port stays up and says how the drain goes.
         const drain = opts.drain?.() ?? null;
@@ -66,9 +75,15 @@ export function createAdminPort(opts: AdminPortOptions): Server {
         res.end(text);
         return;
       }
-      if (!path.startsWith('/admin/')) return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for GET ${path}`));
+      if (!path.startsWith('/admin/')) return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for ${method} ${path}`));
       const refused = refusal(req);
       if (refused !== null) return sendError(res, new LlmgwError('LLMGW_UNAUTHORIZED', refused));
+      // A command's body carries nothing: drop it so the connection can be reused.
+      req.resume();
+      const fleet = matchFleetRoute(method, path);
+      if (fleet !== null && 'allow' in fleet) return notAllowed(fleet.allow);
+      if (fleet !== null) return sendJson(res, 200, await serveFleet(fleet.route, url.searchParams, { control: opts.control, reload: opts.reload }));
+      if (method !== 'GET') return GET_ROUTES.has(path) ? notAllowed('GET') : sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for ${method} ${path}`));
       switch (path) {
         case '/admin/v1/actors':
           return sendJson(res, 200, await opts.system.stats());

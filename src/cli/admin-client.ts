@@ -29,19 +29,28 @@ export function adminBaseUrl(value: string, from: string): URL {
   return url;
 }
 
-/** GETs an admin API path of a running process; LLMGW_ADMIN_UNREACHABLE says why it failed. */
-export async function adminGet<T>(admin: string | undefined, token: string | undefined, path: string): Promise<T> {
+/** Longer than the admin port's longest ask (a shard's logs, read from its node's agent). */
+const ADMIN_TIMEOUT_MS = 20_000;
+
+/** Calls an admin API path of a running process; LLMGW_ADMIN_UNREACHABLE says why it failed. */
+export async function adminRequest<T>(method: 'GET' | 'POST', admin: string | undefined, token: string | undefined, path: string): Promise<T> {
   const base = admin !== undefined ? adminBaseUrl(admin, '--admin') : process.env.LLMGW_ADMIN ? adminBaseUrl(process.env.LLMGW_ADMIN, 'LLMGW_ADMIN') : new URL(DEFAULT_ADMIN);
   const tokenFrom = token !== undefined ? '--token' : process.env.LLMGW_ADMIN_TOKEN ? 'LLMGW_ADMIN_TOKEN' : null;
   const bearer = token ?? process.env.LLMGW_ADMIN_TOKEN;
   const url = new URL(path, base);
   let res;
   try {
-    res = await request(url, { headers: bearer ? { authorization: `Bearer ${bearer}` } : {}, headersTimeout: 10_000, bodyTimeout: 10_000 });
+    res = await request(url, { method, headers: bearer ? { authorization: `Bearer ${bearer}` } : {}, headersTimeout: ADMIN_TIMEOUT_MS, bodyTimeout: ADMIN_TIMEOUT_MS });
   } catch (err) {
     throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `cannot reach the admin port at ${base.href}: ${(err as Error).message}`);
   }
-  const body = (await res.body.json()) as unknown;
+  const text = await res.body.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new LlmgwError('LLMGW_ADMIN_UNREACHABLE', `${url.href}: status ${res.statusCode} with a body that is not JSON; is ${base.href} the admin port of llmgw?`);
+  }
   if (res.statusCode !== 200) {
     const msg = (body as { error?: { message?: string } }).error?.message ?? `status ${res.statusCode}`;
     throw new LlmgwError(res.statusCode === 401 ? 'LLMGW_UNAUTHORIZED' : 'LLMGW_ADMIN_UNREACHABLE', `${url.href}: ${msg}${res.statusCode === 401 ? tokenHint(tokenFrom) : ''}`);
@@ -65,19 +74,26 @@ export abstract class AdminViewCommand<T> extends Command {
   token = tokenOption();
   json = jsonOption();
 
+  /** The path (with its query) to call; read once the command line is parsed. */
   protected abstract readonly apiPath: string;
+  /** POST for a command (cordon, reload), GET for a view. */
+  protected readonly method: 'GET' | 'POST' = 'GET';
   protected abstract render(view: T): string;
+  /** The exit status for an answer that reports a failure of its own (a reload refused). */
+  protected exitCode(_view: T): number {
+    return 0;
+  }
 
   override async execute(): Promise<number> {
     let view: T;
     try {
-      view = await adminGet<T>(this.admin, this.token, this.apiPath);
+      view = await adminRequest<T>(this.method, this.admin, this.token, this.apiPath);
     } catch (err) {
       this.context.stderr.write(`llmgw ctl: ${LlmgwError.from(err).message}\n`);
       return 1;
     }
     this.context.stdout.write(this.json ? JSON.stringify(view, null, 2) + '\n' : this.render(view));
-    return 0;
+    return this.exitCode(view);
   }
 }
 

@@ -8,6 +8,13 @@ import { ConfigSchemaCommand } from './commands/config-schema.js';
 import { CtlActorsCommand } from './commands/ctl-actors.js';
 import { CtlAdmissionCommand } from './commands/ctl-admission.js';
 import { CtlEndpointsCommand } from './commands/ctl-endpoints.js';
+import { CtlExplainPlacementCommand } from './commands/ctl-explain-placement.js';
+import { CtlLogsCommand } from './commands/ctl-logs.js';
+import { CtlModelsCommand } from './commands/ctl-models.js';
+import { CtlCordonCommand, CtlDrainCommand, CtlUncordonCommand } from './commands/ctl-node-commands.js';
+import { CtlNodesCommand } from './commands/ctl-nodes.js';
+import { CtlReloadCommand } from './commands/ctl-reload.js';
+import { CtlReplicasCommand } from './commands/ctl-replicas.js';
 import { RunCommand } from './commands/run.js';
 import { VersionCommand } from './commands/version.js';
 
@@ -33,6 +40,7 @@ export const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--poison-marker': 'TEXT',
   '--admin': 'URL|HOST:PORT',
   '--token': 'TOKEN',
+  '--tail': 'N',
   '--nvidia-smi': 'PATH',
   '--ib-root': 'DIR',
   '--fabric': 'NAME=HCA,HCA',
@@ -77,7 +85,26 @@ export class LlmgwCli extends Cli {
 /** The `llmgw` command line with every command registered. */
 export function createCli(colours = wantsColour(process.stdout, process.env)): LlmgwCli {
   const cli = new LlmgwCli(colours);
-  for (const c of [Builtins.HelpCommand, RunCommand, CtlActorsCommand, CtlEndpointsCommand, CtlAdmissionCommand, ConfigCheckCommand, ConfigSchemaCommand, VersionCommand, AgentInventoryCommand]) {
+  for (const c of [
+    Builtins.HelpCommand,
+    RunCommand,
+    CtlActorsCommand,
+    CtlEndpointsCommand,
+    CtlAdmissionCommand,
+    CtlNodesCommand,
+    CtlModelsCommand,
+    CtlReplicasCommand,
+    CtlExplainPlacementCommand,
+    CtlCordonCommand,
+    CtlUncordonCommand,
+    CtlDrainCommand,
+    CtlLogsCommand,
+    CtlReloadCommand,
+    ConfigCheckCommand,
+    ConfigSchemaCommand,
+    VersionCommand,
+    AgentInventoryCommand,
+  ]) {
     cli.register(c);
   }
   return cli;
