@@ -76,7 +76,7 @@ test('agent_listen defaults to loopback and must differ from the other ports', (
 });
 
 test('control timings have defaults and are timers in ms', () => {
-  assert.equal(parseConfig(BASE, 'llmgw.yaml', {}).control, { interval_ms: 1000, unreachable_after_ms: 15000, lost_after_ms: 60000, port_range: [20000, 20999], drain_grace_ms: 120000 });
+  assert.equal(parseConfig(BASE, 'llmgw.yaml', {}).control, { interval_ms: 1000, unreachable_after_ms: 15000, lost_after_ms: 60000, port_range: [20000, 20999], drain_grace_ms: 120000, settle_ms: 15000 });
   assert.equal(problems(BASE + 'control: { interval_ms: 0, drain_grace_ms: 2147483648 }\n'), [
     'llmgw.yaml: control.drain_grace_ms: must be ≤ 2147483647',
     'llmgw.yaml: control.interval_ms: must be ≥ 1',

@@ -16,6 +16,7 @@ test('each scalar key outside a list has a variable; lists have none', () => {
     'LLMGW_CONTROL__DRAIN_GRACE_MS',
     'LLMGW_CONTROL__INTERVAL_MS',
     'LLMGW_CONTROL__LOST_AFTER_MS',
+    'LLMGW_CONTROL__SETTLE_MS',
     'LLMGW_CONTROL__UNREACHABLE_AFTER_MS',
     'LLMGW_LISTEN',
     'LLMGW_LOG_LEVEL',

@@ -23,6 +23,7 @@ control:
   lost_after_ms: 30000
   port_range: [30000, 30099]
   drain_grace_ms: 60000
+  settle_ms: 4000
 admin_token: s3cret
 log_level: debug
 runtime:
@@ -168,7 +169,7 @@ test('a config that sets every key is read as written', () => {
   assert.is(c.agent_listen, '0.0.0.0:9091');
   assert.equal(c.agent_tls, { ca: CA, cert: CERT, key: KEY });
   assert.is(c.agent_insecure, false);
-  assert.equal(c.control, { interval_ms: 250, unreachable_after_ms: 5000, lost_after_ms: 30000, port_range: [30000, 30099], drain_grace_ms: 60000 });
+  assert.equal(c.control, { interval_ms: 250, unreachable_after_ms: 5000, lost_after_ms: 30000, port_range: [30000, 30099], drain_grace_ms: 60000, settle_ms: 4000 });
   assert.is(c.models[0]!.source, '/models/llama-3.1-8b-instruct');
   assert.equal(c.models[0]!.scaling, { min: 2, max: 4 });
   assert.equal(c.models[1]!.scaling, { min: 0, max: 0 });
@@ -257,7 +258,7 @@ test('every default is filled in, and optional keys stay unset', () => {
   assert.is(c.agent_listen, '127.0.0.1:4002');
   assert.is(c.agent_tls, undefined);
   assert.is(c.agent_insecure, true, 'as BASE sets it');
-  assert.equal(c.control, { interval_ms: 1000, unreachable_after_ms: 15000, lost_after_ms: 60000, port_range: [20000, 20999], drain_grace_ms: 120000 });
+  assert.equal(c.control, { interval_ms: 1000, unreachable_after_ms: 15000, lost_after_ms: 60000, port_range: [20000, 20999], drain_grace_ms: 120000, settle_ms: 15000 });
   // No profiles: nothing to place, so no replica asked for; the engine loads the name.
   assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], source: 'llama-3.3-70b', scaling: { min: 0, max: 1 }, profiles: [] });
   assert.is(c.models[2]!.source, 'qwen2.5-32b');

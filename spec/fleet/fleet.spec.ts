@@ -23,8 +23,7 @@ const CHAT = (min: number, extra = '') => `  - name: chat
 
 spec('a model with scaling.min 2 comes up on two nodes and serves the OpenAI client, with no static endpoint', async (ctx) => {
   const fleet = (ctx.fleet = await startFleet(CHAT(2)));
-  await startNode(fleet, 'node-a');
-  await startNode(fleet, 'node-b');
+  await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
   const ready = await untilServing(fleet, 'chat', 2);
   assert.equal(ready.map((r) => r.shards[0].node).sort(), ['node-a', 'node-b'], 'spread over both nodes');
   const res = await fleet.openai().chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 8 });
@@ -38,8 +37,7 @@ spec('a model with scaling.min 2 comes up on two nodes and serves the OpenAI cli
 
 spec('an agent and its engines killed under load: unreachable, lost, rebuilt on a survivor, traffic keeps flowing', async (ctx) => {
   const fleet = (ctx.fleet = await startFleet(CHAT(2)));
-  await startNode(fleet, 'node-a');
-  await startNode(fleet, 'node-b');
+  await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
   await untilServing(fleet, 'chat', 2);
   await startNode(fleet, 'node-c');
   const load = streamLoad(fleet, 'chat', 4);
@@ -69,8 +67,7 @@ spec('an agent and its engines killed under load: unreachable, lost, rebuilt on 
 
 spec('only the agent restarted within unreachable_after: it adopts its engines, nothing is rebuilt, no request fails', async (ctx) => {
   const fleet = (ctx.fleet = await startFleet(CHAT(2)));
-  await startNode(fleet, 'node-a');
-  await startNode(fleet, 'node-b');
+  await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
   const ready = await untilServing(fleet, 'chat', 2);
   const ids = ready.map((r) => r.id).sort();
   const node = fleet.nodes.get('node-a')!;
@@ -112,8 +109,7 @@ spec('ctl drain moves a replica off a node, replacement first, with no failed re
 
 spec('the server restarted under load: agents reconnect, replicas are recovered, nothing duplicated or orphaned', async (ctx) => {
   const fleet = (ctx.fleet = await startFleet(CHAT(2)));
-  await startNode(fleet, 'node-a');
-  await startNode(fleet, 'node-b');
+  await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
   const ids = (await untilServing(fleet, 'chat', 2)).map((r) => r.id).sort();
   const groups = new Map<string, number[]>();
   for (const n of fleet.nodes.values()) groups.set(n.name, await engineGroups(n));

@@ -3,7 +3,7 @@
 // fixture nvidia-smi stand-ins, each node its own state dir and its own loopback
 // address, 127.0.0.N, so that two nodes' engines can hold the same port as on two
 // machines), and the sim engine behind `llmgw-vllm-sim` as the vllm the agents exec.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
@@ -13,6 +13,8 @@ import { startProcess, startServer, writeConfig, type Started, type StartedServe
 import { until } from '../support/until.js';
 
 export const VLLM_SIM = fileURLToPath(new URL('../../src/sim/vllm-cli.js', import.meta.url));
+// `npm run build` sets the bit; a plain `tsc` does not.
+chmodSync(VLLM_SIM, 0o755);
 const HARDWARE = fileURLToPath(new URL('../../../spec/fixtures/hardware/', import.meta.url));
 
 /** Timings short enough for a spec, with the two expiry stages far enough apart to see each. */
@@ -97,6 +99,11 @@ export async function startFleet(models: string, control: Partial<typeof FAST_CO
     },
     openai: () => new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 20_000 }),
     async stop() {
+      if (process.env.SPEC_FLEET_LOGS) {
+        const keep = (t: string) => t.split('\n').filter((l) => !/"level":"debug"/.test(l)).slice(-150).join('\n');
+        console.log(`--- server ---\n${keep(server.stderr())}`);
+        for (const n of fleet.nodes.values()) if (n.agent) console.log(`--- ${n.name} ---\n${keep(n.agent.stderr())}`);
+      }
       await Promise.all([...fleet.nodes.values()].map((n) => stopNode(n, true)));
       await server.stop();
     },
