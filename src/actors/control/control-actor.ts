@@ -111,6 +111,7 @@ export const controlActor = defineActor<ControlMsg>()({
       s.rec.routerApplied(m.version);
       flush(s, ctx);
     },
+    address: (s) => s.server.url,
     nodes: (s) => nodeViews(s.rec),
     models: (s) => modelViews(s.rec, Date.now()),
     replicas: (s, m) => replicaViews(s.rec, m.model),
