@@ -157,7 +157,7 @@ test('ctl logs: every shard of a replica or one shard, the last --tail lines; an
 });
 
 test('ctl reload: what the reload changed, or the file\'s problems and exit 1; --json prints the result either way', async () => {
-  nextReload = { ok: true, source: '/etc/llmgw.yaml', models: { added: ['qwen-7b'], removed: [], changed: ['llama-70b'] } };
+  nextReload = { ok: true, source: '/etc/llmgw.yaml', models: { added: ['qwen-7b'], removed: [], changed: ['llama-70b'] }, restart_needed: [] };
   const before = reloads;
   const applied = await ctl(['reload']);
   assert.is(applied.code, 0, applied.stderr);

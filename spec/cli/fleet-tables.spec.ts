@@ -103,10 +103,14 @@ INFO Uvicorn running on http://10.0.0.1:8000
 
 test('reload: the models it changed, or every problem of a file it did not apply', () => {
   assert.is(
-    renderReload({ ok: true, source: 'llmgw.yaml', models: { added: ['qwen-7b'], removed: ['old-13b', 'old-7b'], changed: [] } }),
+    renderReload({ ok: true, source: 'llmgw.yaml', models: { added: ['qwen-7b'], removed: ['old-13b', 'old-7b'], changed: [] }, restart_needed: [] }),
     'reloaded llmgw.yaml:\n  added: qwen-7b\n  removed (drained, then stopped): old-13b, old-7b\n',
   );
-  assert.is(renderReload({ ok: true, source: 'llmgw.yaml', models: { added: [], removed: [], changed: [] } }), 'reloaded llmgw.yaml: no model changed\n');
+  assert.is(renderReload({ ok: true, source: 'llmgw.yaml', models: { added: [], removed: [], changed: [] }, restart_needed: [] }), 'reloaded llmgw.yaml: no model changed\n');
+  assert.is(
+    renderReload({ ok: true, source: 'llmgw.yaml', models: { added: [], removed: [], changed: ['m'] }, restart_needed: ['listen', 'router'] }),
+    'reloaded llmgw.yaml:\n  changed: m\n  not applied until a restart: listen, router\n',
+  );
   assert.is(
     renderReload({
       ok: false,

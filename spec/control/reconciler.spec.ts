@@ -8,7 +8,7 @@ import type { PlacedModel, PlacedProfile } from '../../src/messages/catalog.js';
 import { Reconciler, type Dispatch, type NodeReport, type ReconcilerOptions } from '../../src/control/reconciler.js';
 import { fabric, gpus } from './cluster.js';
 
-const OPTS: Omit<ReconcilerOptions, 'startedAt'> = {
+const OPTS: ReconcilerOptions = {
   portRange: [30000, 30099],
   unreachableAfterMs: 10_000,
   lostAfterMs: 30_000,
@@ -43,7 +43,7 @@ class Fleet {
   autoApply = true;
 
   constructor(models: PlacedModel[], opts: Partial<ReconcilerOptions> = {}) {
-    this.rec = new Reconciler({ ...OPTS, startedAt: 0, ...opts }, models);
+    this.rec = new Reconciler({ ...OPTS, ...opts }, models);
   }
 
   join(id: string, n = 8, fabrics: ReturnType<typeof fabric>[] = []): void {
@@ -111,14 +111,46 @@ class Fleet {
   }
 }
 
-test('nothing is placed until agents have had the settle period to report', () => {
+test('nothing is placed until agents have had the settle period to report, counted from the first Register', () => {
   const f = new Fleet([model('m', 2)]);
+  f.advance(10_000);
+  f.join('n1');
+  f.advance(3_000);
+  f.join('n2');
+  f.advance(1_000);
+  assert.is(f.replicas().length, 0, 'a server up long before its agents still waits for the stragglers');
+  f.advance(3_000);
+  assert.equal(f.replicas('ready').map((r) => r.shards[0]!.node).sort(), ['n1', 'n2'], 'so a cold-started fleet is spread, not piled on its first node');
+});
+
+test('after a restart, the settle period ends as soon as every node of the roster has reported', () => {
+  const f = new Fleet([model('m', 2)], { expectedNodes: ['n1', 'n2'] });
+  f.join('n1');
+  f.advance(1_000);
+  assert.is(f.replicas().length, 0, 'n2 may still run a replica: nothing placed');
+  f.join('n2');
+  f.advance(2_000);
+  assert.is(f.replicas('ready').length, 2, 'no need to wait out the rest (one placement a pass)');
+  const g = new Fleet([model('m', 1)], { expectedNodes: ['n1', 'gone'] });
+  g.join('n1');
+  g.advance(4_000);
+  assert.is(g.replicas().length, 0);
+  g.advance(2_000);
+  assert.is(g.replicas().length, 1, 'a node that never returns delays placement by the settle period, no more');
+});
+
+test('the roster changes when a node joins or is lost, not on every report', () => {
+  const f = new Fleet([model('m', 0)], { settleMs: 0 });
   f.join('n1');
   f.join('n2');
-  f.advance(4_000);
-  assert.is(f.replicas().length, 0);
-  f.advance(3_000);
-  assert.is(f.replicas('ready').length, 2);
+  assert.equal(f.rec.rosterChange()?.sort(), ['n1', 'n2']);
+  f.join('n1');
+  f.advance(2_000);
+  assert.is(f.rec.rosterChange(), null);
+  f.advance(40_000, ['n2']);
+  assert.equal(f.rec.rosterChange(), ['n1']);
+  f.join('n2');
+  assert.equal(f.rec.rosterChange()?.sort(), ['n1', 'n2']);
 });
 
 test('one placement per pass, replicas spread over nodes, and each ready one published', () => {

@@ -4,6 +4,7 @@
 import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { groupAlive } from '../../src/agent/supervisor/index.js';
+import { runCli } from '../support/cli.js';
 import { until } from '../support/until.js';
 import { engineGroups, readyReplicas, replicas, startFleet, startNode, stopNode, streamLoad, untilServing, type Fleet } from './harness.js';
 
@@ -66,7 +67,9 @@ spec('an agent and its engines killed under load: unreachable, lost, rebuilt on 
 });
 
 spec('only the agent restarted within unreachable_after: it adopts its engines, nothing is rebuilt, no request fails', async (ctx) => {
-  const fleet = (ctx.fleet = await startFleet(CHAT(2)));
+  // An agent process takes seconds to start on a loaded 2-core box: the expiry stages
+  // here are long enough that its restart is over before the node could be lost.
+  const fleet = (ctx.fleet = await startFleet(CHAT(2), { unreachable_after_ms: 8_000, lost_after_ms: 30_000 }));
   await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
   const ready = await untilServing(fleet, 'chat', 2);
   const ids = ready.map((r) => r.id).sort();
@@ -84,6 +87,7 @@ spec('only the agent restarted within unreachable_after: it adopts its engines, 
   assert.equal((await readyReplicas(fleet, 'chat')).map((r) => r.id).sort(), ids, 'the same replicas, nothing rebuilt');
   assert.equal(await engineGroups(fleet.nodes.get('node-a')!), groups, 'the same engines, adopted');
   assert.is(load.failed, 0, load.errors.join(' | '));
+  assert.not.match(fleet.server.stderr(), /"msg":"node lost"/);
 });
 
 spec('ctl drain moves a replica off a node, replacement first, with no failed request', async (ctx) => {
@@ -108,22 +112,104 @@ spec('ctl drain moves a replica off a node, replacement first, with no failed re
 });
 
 spec('the server restarted under load: agents reconnect, replicas are recovered, nothing duplicated or orphaned', async (ctx) => {
-  const fleet = (ctx.fleet = await startFleet(CHAT(2)));
+  // Agents come back within 2 s of each other after a lost stream (their fast
+  // reconnect window); the roster ends the settle period once both have.
+  const fleet = (ctx.fleet = await startFleet(CHAT(2), { settle_ms: 6_000 }));
   await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
   const ids = (await untilServing(fleet, 'chat', 2)).map((r) => r.id).sort();
   const groups = new Map<string, number[]>();
   for (const n of fleet.nodes.values()) groups.set(n.name, await engineGroups(n));
+  const load = streamLoad(fleet, 'chat', 4);
+  await until(() => load.ok >= 8, 'traffic flowing', 10_000);
   await fleet.restartServer();
   const again = await untilServing(fleet, 'chat', 2);
   assert.equal(again.map((r) => r.id).sort(), ids, 'the same replicas');
   assert.ok(again.every((r) => r.recovered), 'recovered from the agents');
-  // Past the settle period: still exactly these two, and the engines are the same processes.
-  const load = streamLoad(fleet, 'chat', 2);
-  await until(() => load.ok >= 8, 'traffic after the restart', 10_000);
+  const failedAtReturn = load.failed;
+  const okAtReturn = load.ok;
+  // Past the settle period, when placement may run: still exactly these two.
+  await until(() => /"msg":"settle period over/.test(fleet.server.stderr()), 'settle period over', 10_000);
+  await until(() => load.ok >= okAtReturn + 8, 'traffic after the restart', 10_000);
+  await load.stop();
+  console.log(`    server restart under load: ${load.ok} ok, ${load.failed} failed (${failedAtReturn} while it was down)`);
+  assert.is(load.failed, failedAtReturn, `no failure once it was back: ${load.errors.join(' | ')}`);
+  assert.equal((await replicas(fleet, 'chat')).map((r) => r.id).sort(), ids, 'no duplicate placed');
+  assert.not.match(fleet.server.stderr(), /"msg":"replica placed"/, 'nothing placed by the new server');
+  for (const n of fleet.nodes.values()) assert.equal(await engineGroups(n), groups.get(n.name), `${n.name}: no engine orphaned or replaced`);
+});
+
+spec('a scale-down by reload drains the extra replica with no failed request; a bad file on SIGHUP changes nothing', async (ctx) => {
+  const fleet = (ctx.fleet = await startFleet(CHAT(2)));
+  await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
+  await untilServing(fleet, 'chat', 2);
+  const load = streamLoad(fleet, 'chat', 4);
+  await until(() => load.ok >= 8, 'traffic flowing', 10_000);
+  fleet.rewrite(CHAT(1));
+  const res = await fleet.admin('POST', '/admin/v1/reload');
+  assert.is(res.status, 200);
+  assert.equal(res.json.models, { added: [], removed: [], changed: ['chat'] });
+  await until(async () => (await replicas(fleet, 'chat')).length === 1, 'one replica left', 30_000);
+  await untilServing(fleet, 'chat', 1);
+  const okAfter = load.ok;
+  await until(() => load.ok >= okAfter + 4, 'traffic after the scale-down', 10_000);
   await load.stop();
   assert.is(load.failed, 0, load.errors.join(' | '));
-  assert.equal((await replicas(fleet, 'chat')).map((r) => r.id).sort(), ids, 'no duplicate placed');
-  for (const n of fleet.nodes.values()) assert.equal(await engineGroups(n), groups.get(n.name), `${n.name}: no engine orphaned or replaced`);
+
+  fleet.rewrite(CHAT(1).replace('tp: 1', 'tp: 0'));
+  fleet.server.child.kill('SIGHUP');
+  await until(() => /reload refused/.test(fleet.server.stderr()), 'the bad file refused', 10_000);
+  assert.match(fleet.server.stderr(), /models\[0\]\.profiles\[0\]\.tp/);
+  assert.is((await readyReplicas(fleet, 'chat')).length, 1, 'the running config stays');
+});
+
+const BIG = `  - name: big
+    scaling: { min: 1, max: 1 }
+    profiles:
+      - { name: h100-tp16, engine: vllm, gpu_class: h100-80g, tp: 16, nodes: 2, launch_mode: mp, startup_timeout_ms: 30000 }`;
+
+spec('a 2-node profile places on one fabric; a node of it killed, it is rebuilt on that fabric, never across two', async (ctx) => {
+  const fleet = (ctx.fleet = await startFleet(BIG));
+  const ibA = { fabrics: { 'ib-a': ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'] } };
+  const ibB = { fabrics: { 'ib-b': ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'] } };
+  await Promise.all([startNode(fleet, 'a1', ibA), startNode(fleet, 'a2', ibA), startNode(fleet, 'b1', ibB)]);
+  const [first] = await untilServing(fleet, 'big', 1);
+  assert.equal(first.shards.map((s: any) => s.node).sort(), ['a1', 'a2']);
+  const res = await fleet.openai().chat.completions.create({ model: 'big', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+  assert.ok(res.choices.length === 1);
+  // Only b1 would be left beside a survivor: the rebuild must wait for a node of ib-a.
+  await stopNode(fleet.nodes.get('a2')!, true, 'SIGKILL');
+  await until(async () => (await replicas(fleet, 'big')).every((r) => r.id !== first.id), 'the broken replica torn down', 20_000);
+  const why = (await fleet.admin('GET', '/admin/v1/placement/big')).json;
+  assert.is(why.placed, false);
+  for (const f of ['ib-a', 'ib-b']) assert.ok(why.candidates.some((c: any) => c.fabric === f && c.code === 'fabric-too-small'), JSON.stringify(why.candidates));
+  assert.is((await replicas(fleet, 'big')).length, 0, 'never placed across two fabrics');
+  await startNode(fleet, 'a3', ibA);
+  const [again] = await untilServing(fleet, 'big', 1);
+  assert.equal(again.shards.map((s: any) => s.node).sort(), ['a1', 'a3']);
+});
+
+spec('explain-placement names every candidate of an unplaceable model and why', async (ctx) => {
+  const fleet = (ctx.fleet = await startFleet(`${CHAT(1)}
+  - name: huge
+    profiles:
+      - { name: a100-tp8, engine: vllm, gpu_class: a100-80g, tp: 8 }
+      - { name: h100-tp16, engine: vllm, gpu_class: h100-80g, tp: 16, nodes: 2, launch_mode: mp }`));
+  await Promise.all([startNode(fleet, 'node-a'), startNode(fleet, 'node-b')]);
+  await untilServing(fleet, 'chat', 1);
+  const res = await runCli(['ctl', 'explain-placement', 'huge', '--admin', fleet.server.admin, '--json']);
+  assert.is(res.code, 0, res.stderr);
+  const why = JSON.parse(res.stdout);
+  assert.is(why.model, 'huge');
+  assert.is(why.placed, false);
+  for (const node of ['node-a', 'node-b']) assert.ok(why.candidates.some((c: any) => c.node === node && c.profile === 'a100-tp8' && /a100-80g/.test(c.reason)), `${node} × a100-tp8: ${res.stdout}`);
+  // Neither node labels a fabric: the two-node profile has nowhere to go, and says so.
+  assert.ok(why.candidates.some((c: any) => c.profile === 'h100-tp16' && c.reason.length > 0), res.stdout);
+  const table = await runCli(['ctl', 'explain-placement', 'huge', '--admin', fleet.server.admin]);
+  assert.match(table.stdout, /a100-tp8/);
+  assert.match(table.stdout, /h100-tp16/);
+  const models = await runCli(['ctl', 'models', '--admin', fleet.server.admin]);
+  assert.match(models.stdout, /huge/);
+  assert.match(models.stdout, /cannot place/);
 });
 
 spec.run();

@@ -22,7 +22,7 @@ export const FAST_CONTROL = {
   interval_ms: 100,
   unreachable_after_ms: 1_500,
   lost_after_ms: 4_000,
-  settle_ms: 1_000,
+  settle_ms: 1_500,
   drain_grace_ms: 15_000,
 };
 
@@ -33,8 +33,12 @@ export interface Fleet {
   config: string;
   dir: string;
   nodes: Map<string, FleetNode>;
+  /** Loads still running: stopped first when the fleet stops (a failed assertion leaves them). */
+  loads: Set<Load>;
   /** Restarts the server on the same ports and config. */
   restartServer(): Promise<void>;
+  /** Rewrites the config file with another `models:` list (or raw YAML text), for a reload. */
+  rewrite(models: string, raw?: boolean): void;
   /** The admin API, JSON in and out. */
   admin<T = any>(method: 'GET' | 'POST', path: string): Promise<{ status: number; json: T }>;
   openai(): OpenAI;
@@ -65,17 +69,18 @@ export async function startFleet(models: string, control: Partial<typeof FAST_CO
   // Engines' ports: a range unlikely to meet another spec's, below the ephemeral range.
   const lo = 20_000 + Math.floor(Math.random() * 90) * 100;
   const c = { ...FAST_CONTROL, ...control };
-  const yaml = [
+  const head = [
     'listen: "127.0.0.1:0"',
     'admin_listen: "127.0.0.1:0"',
     `agent_listen: "127.0.0.1:${agentPort}"`,
     'agent_insecure: true',
     'access_log: false',
+    `state_dir: ${JSON.stringify(join(dir, 'server'))}`,
     `control: { interval_ms: ${c.interval_ms}, unreachable_after_ms: ${c.unreachable_after_ms}, lost_after_ms: ${c.lost_after_ms}, settle_ms: ${c.settle_ms}, drain_grace_ms: ${c.drain_grace_ms}, port_range: [${lo}, ${lo + 99}] }`,
     'router: { poll_interval_ms: 100, cooldown: { failures: 1, ms: 500 } }',
     'models:',
-    models,
-  ].join('\n');
+  ];
+  let yaml = [...head, models].join('\n');
   const config = writeConfig(yaml);
   let server = await startServer(config, { env: { LLMGW_LOG_LEVEL: 'info' } });
   const fleet: Fleet = {
@@ -86,6 +91,11 @@ export async function startFleet(models: string, control: Partial<typeof FAST_CO
     config,
     dir,
     nodes: new Map(),
+    loads: new Set(),
+    rewrite(next, raw = false) {
+      yaml = raw ? next : [...head, next].join('\n');
+      writeFileSync(config, yaml);
+    },
     async restartServer() {
       await server.stop();
       // The same ports: agents dial the agent port they were given, clients the data port.
@@ -99,6 +109,7 @@ export async function startFleet(models: string, control: Partial<typeof FAST_CO
     },
     openai: () => new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 20_000 }),
     async stop() {
+      await Promise.all([...fleet.loads].map((l) => l.stop()));
       if (process.env.SPEC_FLEET_LOGS) {
         const keep = (t: string) => t.split('\n').filter((l) => !/"level":"debug"/.test(l)).slice(-150).join('\n');
         console.log(`--- server ---\n${keep(server.stderr())}`);
@@ -205,8 +216,10 @@ export function streamLoad(fleet: Fleet, model: string, clients: number): Load {
   });
   load.stop = async () => {
     running = false;
+    fleet.loads.delete(load);
     await Promise.all(loops);
   };
+  fleet.loads.add(load);
   return load;
 }
 

@@ -23,12 +23,17 @@ test("the adapter's own argv, operator extras and all, is understood", () => {
     maxModelLen: 4096,
     maxNumBatchedTokens: undefined,
     numGpuBlocks: undefined,
+    nnodes: 1,
+    nodeRank: 0,
+    master: null,
   });
 });
 
 test('vLLM defaults: the model is the served name, all interfaces, port 8000; underscores count as dashes', () => {
   const a = parseVllmServeArgs(['serve', 'org/model', '--tensor_parallel_size', '4', '--headless', '--seed=7']);
   assert.equal([a.servedName, a.host, a.port, a.tp, a.headless, a.seed], ['org/model', '0.0.0.0', 8000, 4, true, 7]);
+  const leader = parseVllmServeArgs(['serve', 'm', '--nnodes', '2', '--node-rank', '0', '--master-addr', '10.0.0.1', '--master-port', '29600']);
+  assert.equal([leader.nnodes, leader.nodeRank, leader.master], [2, 0, { host: '10.0.0.1', port: 29600 }]);
 });
 
 test('what cannot be served is refused with the reason', () => {

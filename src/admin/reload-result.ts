@@ -11,6 +11,8 @@ export interface ReloadApplied {
   readonly source: string;
   /** Model names, as the control plane took the new catalog. */
   readonly models: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] };
+  /** Keys that differ from the running server's but take effect only at a restart (ports, TLS, router timings). */
+  readonly restart_needed: readonly string[];
 }
 
 /** The file could not be read or is invalid: nothing of it was applied. */

@@ -107,7 +107,8 @@ export function renderLogs(logs: readonly ShardLogs[]): string {
 export function renderReload(r: ReloadResult): string {
   if (!r.ok) return `${r.source} was not applied; the server runs on as before. Its problems:\n${r.problems.map((p) => `  ${formatProblem(p)}\n`).join('')}`;
   const { added, removed, changed } = r.models;
-  if (added.length + removed.length + changed.length === 0) return `reloaded ${r.source}: no model changed\n`;
+  const restart = r.restart_needed.length === 0 ? '' : `  not applied until a restart: ${r.restart_needed.join(', ')}\n`;
+  if (added.length + removed.length + changed.length === 0) return `reloaded ${r.source}: no model changed\n${restart}`;
   const part = (what: string, names: readonly string[]): string[] => (names.length === 0 ? [] : [`  ${what}: ${names.join(', ')}\n`]);
-  return [`reloaded ${r.source}:\n`, ...part('added', added), ...part('removed (drained, then stopped)', removed), ...part('changed', changed)].join('');
+  return [`reloaded ${r.source}:\n`, ...part('added', added), ...part('removed (drained, then stopped)', removed), ...part('changed', changed), restart].join('');
 }

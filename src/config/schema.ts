@@ -273,13 +273,17 @@ const schema: SchemaNode = object(
           120_000,
         ),
         settle_ms: ms(
-          'After the server starts, how long the control plane places nothing, so that agents reconnect and report what they run first (placing at once would duplicate every replica not reported yet), in ms. Keep it near unreachable_after_ms: an agent silent longer is not coming back soon.',
+          'How long the control plane places nothing after the first agent registers, so that the others reconnect and report what they run first (placing at once would duplicate every replica not reported yet, and pile a cold-started fleet on its first node), in ms. Keep it near unreachable_after_ms: an agent silent longer is not coming back soon.',
           15_000,
         ),
       },
       { default: {} },
     ),
     admin_token: name('When set, the admin API requires `Authorization: Bearer <admin_token>`.'),
+    state_dir: str(
+      "Directory of what the server keeps across restarts: the control plane's roster of nodes (so that after a restart it places nothing until they have reported, and no replica is duplicated). Relative to the working directory.",
+      { minLength: 1, default: '.llmgw-state/server' },
+    ),
     log_level: str('Least severe log level written.', { enum: [...LOG_LEVELS], default: 'info' }),
     access_log: {
       type: 'boolean',

@@ -147,6 +147,7 @@ export interface Config {
   readonly agent_insecure: boolean;
   readonly control: ControlConfig;
   readonly admin_token?: string;
+  readonly state_dir: string;
   readonly log_level: LogLevel;
   readonly access_log: boolean;
   readonly runtime: RuntimeConfig;

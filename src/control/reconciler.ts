@@ -15,8 +15,9 @@
 // - Drain and scale-down go replacement first: the leaving replica serves until one to
 //   replace it is ready (bounded by the drain grace period), then the router stops
 //   sending it requests, and only once the router says so is it told to drain.
-// - No placement until agents have had `settleMs` to report after a start: a control
-//   plane that placed at once would duplicate every replica it had not heard of yet.
+// - No placement until agents have had `settleMs` to report, counted from the first
+//   Register: a control plane that placed at once would duplicate every replica it had
+//   not heard of yet, and would pile a cold-started fleet's replicas on its first node.
 // - GPUs are freed only when their shards are known to be stopped, or their node lost.
 import { LlmgwError } from '../errors.js';
 import type { ShardState, ShardStatus } from '../messages/agent.js';
@@ -36,14 +37,15 @@ export interface ReconcilerOptions {
   readonly lostAfterMs: number;
   /** How long a drain waits for a replacement to serve, and a draining shard to stop. */
   readonly drainGraceMs: number;
-  /** After the control plane starts, how long placement waits for agents to report. */
+  /** From the first agent's Register, how long placement waits for the others to report. */
   readonly settleMs: number;
+  /** Nodes alive before a restart (the roster): once all have reported, the settle period ends early. */
+  readonly expectedNodes?: readonly string[];
   /** A command the agent's reports do not yet reflect is sent again after this long. */
   readonly resendMs: number;
   /** Rebuilds after failures wait a jittered [0, min(max, base·2^(n-1))). */
   readonly backoff: { readonly baseMs: number; readonly maxMs: number };
   readonly random: () => number;
-  readonly startedAt: number;
   /** Each decision and transition worth a log line: what happened, and to what. */
   readonly onEvent?: (event: string, fields: Readonly<Record<string, unknown>>) => void;
 }
@@ -96,6 +98,10 @@ export class Reconciler {
   #version = 0;
   #applied = 0;
   #seq = 0;
+  #settled = false;
+  /** When the first agent registered: the settle period runs from there, so a fleet started after its server still gets to report. */
+  #firstRegister: number | null = null;
+  #rosterDirty = false;
 
   constructor(opts: ReconcilerOptions, models: readonly PlacedModel[]) {
     this.#opts = opts;
@@ -110,8 +116,11 @@ export class Reconciler {
    * still wants them, and stopped otherwise.
    */
   register(report: NodeReport, running: readonly ShardStatus[], now: number): void {
+    const wasLost = this.inventory.node(report.id)?.state === 'lost';
     this.inventory.register(report);
+    this.#firstRegister ??= now;
     const meta = this.#nodes.get(report.id);
+    if (!meta || wasLost) this.#rosterDirty = true;
     if (meta) {
       meta.lastSeen = now;
       meta.connected = true;
@@ -204,7 +213,12 @@ export class Reconciler {
     this.#timeouts(now);
     this.#sweep();
     this.#retire(now);
-    if (now - this.#opts.startedAt >= this.#opts.settleMs) this.#placeOne(now);
+    if (!this.#settledAt(now)) return;
+    if (!this.#settled) {
+      this.#settled = true;
+      this.#event('settle period over: placing replicas', { nodes: this.#nodes.size, replicas: this.#replicas.size });
+    }
+    this.#placeOne(now);
   }
 
   /**
@@ -312,6 +326,24 @@ export class Reconciler {
   }
 
   // ---- internals ----
+
+  /**
+   * Whether placement may run: agents have had the settle period since the first Register,
+   * or every node of the roster has reported (then waiting longer would learn nothing).
+   */
+  #settledAt(now: number): boolean {
+    if (this.#firstRegister === null) return false;
+    if (now - this.#firstRegister >= this.#opts.settleMs) return true;
+    const expected = this.#opts.expectedNodes ?? [];
+    return expected.length > 0 && expected.every((n) => this.#nodes.has(n));
+  }
+
+  /** The roster's nodes (registered, not lost) when they changed since the last call, else null. */
+  rosterChange(): string[] | null {
+    if (!this.#rosterDirty) return null;
+    this.#rosterDirty = false;
+    return [...this.#nodes.keys()].filter((n) => this.inventory.node(n)?.state !== 'lost');
+  }
 
   #event(event: string, fields: Readonly<Record<string, unknown>>): void {
     this.#opts.onEvent?.(event, fields);
@@ -461,6 +493,7 @@ export class Reconciler {
       if (silent >= this.#opts.lostAfterMs) {
         if (state === 'lost') continue;
         this.inventory.lost(id);
+        this.#rosterDirty = true;
         this.#event('node lost', { node: id, silentMs: silent });
         for (const r of this.#replicas.values()) {
           if (!r.shards.some((s) => s?.node === id)) continue;

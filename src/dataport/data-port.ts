@@ -13,7 +13,7 @@ import type { Scheduler } from '../router/scheduler/scheduler.js';
 import type { Profile } from '../router/scheduler/types.js';
 import type { CpuRunner } from '../runtime/index.js';
 import { answerClientError } from './client-error.js';
-import { buildModelRoutes } from './model-routes.js';
+import { buildModelRoutes, type ModelRoute } from './model-routes.js';
 import { compose } from './pipeline.js';
 import { refuse } from './refuse.js';
 import type { InferencePath, RequestContext } from './request-context.js';
@@ -52,6 +52,11 @@ export interface DataPort {
    * reset. Returns how many were cut. Shutdown calls it at its deadline.
    */
   cutAll(error: LlmgwError): number;
+  /**
+   * A reloaded catalog: the models clients may name, their aliases, fallbacks and routing
+   * profiles. Requests already resolved keep what they resolved.
+   */
+  setCatalog(catalog: Catalog, modelProfiles: ReadonlyMap<string, string>): void;
 }
 
 const INFERENCE_PATHS: ReadonlySet<string> = new Set<InferencePath>(['/v1/chat/completions', '/v1/completions', '/v1/embeddings']);
@@ -69,8 +74,16 @@ const log = createLogger('dataport');
 export function createDataPort(opts: DataPortOptions): DataPort {
   const created = Math.floor(Date.now() / 1000);
   const { router } = opts;
-  const names = opts.catalog.names();
-  const routes = buildModelRoutes({ catalog: opts.catalog, profiles: opts.profiles, modelProfiles: opts.modelProfiles, defaultProfile: router.default_profile, admissions: opts.admissions });
+  // Filled in place on a reload: the stages hold these very objects.
+  const names: string[] = [];
+  const routes = new Map<string, ModelRoute>();
+  const setCatalog = (catalog: Catalog, modelProfiles: ReadonlyMap<string, string>): void => {
+    const next = buildModelRoutes({ catalog, profiles: opts.profiles, modelProfiles, defaultProfile: router.default_profile, admissions: opts.admissions });
+    routes.clear();
+    for (const [k, v] of next) routes.set(k, v);
+    names.splice(0, names.length, ...catalog.names());
+  };
+  setCatalog(opts.catalog, opts.modelProfiles);
   const active = new Set<RequestContext>();
   const budget = new RetryBudget(router.retries.budget_percent, router.retries.min_retry_concurrency);
   const pipeline = compose([
@@ -128,6 +141,7 @@ export function createDataPort(opts: DataPortOptions): DataPort {
       }
       return cut;
     },
+    setCatalog,
   };
 }
 

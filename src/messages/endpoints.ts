@@ -38,6 +38,13 @@ export interface PlacedEndpoint {
   batchSize: number | null;
 }
 
+/** An endpoint of the config's static list, as a reload hands it over. */
+export interface ConfiguredEndpoint extends PlacedEndpoint {
+  priority: number;
+  pool: string | null;
+  enginePriority: 'lower-first' | 'higher-first' | null;
+}
+
 /** Protocol of the endpoint registry (main thread): the router's view of every engine. */
 export type EndpointRegistryMsg =
   | { type: 'probe'; probe: EndpointProbe }
@@ -47,7 +54,9 @@ export type EndpointRegistryMsg =
    * (static endpoints stay). Answered once the table no longer routes to those left out,
    * so a replica is drained only after the router stopped sending it new requests.
    */
-  | ({ type: 'placed'; version: number; endpoints: PlacedEndpoint[] } & Ask<{ version: number; added: string[]; removed: string[] }>);
+  | ({ type: 'placed'; version: number; endpoints: PlacedEndpoint[] } & Ask<{ version: number; added: string[]; removed: string[] }>)
+  /** A reloaded config's static endpoints, replacing the last list (placed and simulated ones stay). */
+  | ({ type: 'configured'; endpoints: ConfiguredEndpoint[] } & Ask<{ added: string[]; removed: string[] }>);
 
 /** Protocol of one endpoint's health poller (a worker thread). */
 export type HealthPollerMsg = { type: 'poll' } | ({ type: 'poll-now' } & Ask<EndpointProbe>);

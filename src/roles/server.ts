@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { accounting } from '../actors/accounting/accounting.js';
 import { UsageBatcher, usageBatcherMetrics } from '../accounting/usage-batcher.js';
 import { admissionActor } from '../actors/admission/admission-actor.js';
@@ -6,6 +7,7 @@ import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
 import { createAdminPort, type DrainStatus } from '../admin/admin-port.js';
+import type { ReloadResult } from '../admin/reload-result.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { AccessLog } from '../dataport/access-log.js';
 import { createDataPort } from '../dataport/data-port.js';
@@ -31,6 +33,7 @@ import { buildProfiles } from '../router/scheduler/profiles.js';
 import { Scheduler } from '../router/scheduler/scheduler.js';
 import { createScorers } from '../router/scheduler/scorers.js';
 import { ActorSystem, type ThreadSpec } from '../runtime/index.js';
+import { reload, type Reloadable } from './reload.js';
 
 export interface ServerFlags {
   configPath?: string | undefined;
@@ -43,6 +46,8 @@ export interface RunningServer {
   adminUrl: string;
   system: ActorSystem;
   close(): Promise<void>;
+  /** Reads the config file again and applies what can change in place (SIGHUP, `ctl reload`). */
+  reload(): Promise<ReloadResult>;
 }
 
 const log = createLogger('server');
@@ -78,7 +83,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   });
   const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   try {
-    await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table, onPlaced: (added, removed) => syncPollers(system, table, config, added, removed) } });
+    await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table, configured: config.endpoints.map((e) => e.id), onChange: (added, removed) => syncPollers(system, table, config, added, removed) } });
     if (admissions) await system.spawn(admissionActor, { address: ADMISSION, args: { admissions, tickMs: ADMISSION_TICK_MS } });
     await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
     await startSimulatedEngines(system, table, config);
@@ -117,6 +122,23 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   let drainingSince: number | null = null;
   const drainStatus = (): DrainStatus | null =>
     drainingSince === null ? null : { inFlight: dataPort.inFlight(), cutInMs: Math.max(0, drainingSince + config.runtime.shutdown_timeout_ms - Date.now()) };
+  const reloadable: Reloadable = {
+    path: flags.configPath,
+    overrides: { listen: flags.listen, admin_listen: flags.adminListen },
+    started: config,
+    dataPort,
+    table,
+    registry: system.ref(ENDPOINT_REGISTRY),
+    control: placed.length > 0 ? system.ref(CONTROL) : null,
+    admissions,
+  };
+  // One reload at a time: a second waits for the first, then reads the file again.
+  let reloading: Promise<unknown> = Promise.resolve();
+  const reloadNow = (): Promise<ReloadResult> => {
+    const run = reloading.then(() => reload(reloadable));
+    reloading = run.catch(() => undefined);
+    return run;
+  };
   const adminPort = createAdminPort({
     system,
     table,
@@ -125,7 +147,8 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     registries: [endpointMetrics(table), usageBatcherMetrics(records), ...(admissions ? [admissionMetrics(admissions)] : [])],
     accounting: usage,
     admission: admissions ? system.ref(ADMISSION) : null,
-    control: placed.length > 0 ? system.ref(CONTROL) : null,
+    control: reloadable.control,
+    reload: reloadNow,
   });
   const graceMs = config.runtime.shutdown_timeout_ms;
   const stop = async (): Promise<void> => {
@@ -160,7 +183,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
       await stop();
       log.info('stopped');
     })());
-  return { url, adminUrl, system, close };
+  return { url, adminUrl, system, close, reload: reloadNow };
 }
 
 /** Runs the server until SIGTERM or SIGINT, then shuts down in order and exits. */
@@ -171,6 +194,11 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   process.stdout.write(`llmgw server listening on ${server.url} (admin ${server.adminUrl})\n`);
   log.info('listening', { url: server.url, admin: server.adminUrl, pid: process.pid });
   stopOnSignals(() => server.close(), log);
+  // SIGHUP re-reads the config, as daemons do; a bad file keeps the running one (and says why).
+  process.on('SIGHUP', () => {
+    log.info('SIGHUP: reloading the config');
+    server.reload().catch((err: unknown) => log.error('reload failed', { error: err }));
+  });
 }
 
 /**
@@ -225,6 +253,7 @@ async function startControlPlane(system: ActorSystem, config: Config, models: Pl
       drainGraceMs: c.drain_grace_ms,
       settleMs: c.settle_ms,
       portRange: [c.port_range[0], c.port_range[1]],
+      rosterPath: resolve(config.state_dir, 'nodes.json'),
     },
   });
 }

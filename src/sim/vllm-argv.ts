@@ -16,6 +16,11 @@ export interface VllmServeArgs {
   readonly tp: number;
   /** A worker rank of a multi-node replica: it serves no HTTP. */
   readonly headless: boolean;
+  /** `--nnodes`: ranks of a multi-node replica (1 single-node). */
+  readonly nnodes: number;
+  readonly nodeRank: number;
+  /** `--master-addr`/`--master-port`: the rendezvous rank 0 hosts; null single-node. */
+  readonly master: { readonly host: string; readonly port: number } | null;
   readonly seed: number;
   /** Unset: the sim's default. */
   readonly maxNumSeqs: number | undefined;
@@ -68,6 +73,9 @@ export function parseVllmServeArgs(argv: readonly string[]): VllmServeArgs {
     port,
     tp: int(['--tensor-parallel-size', '-tp'], 1) ?? 1,
     headless: flags.has('--headless'),
+    nnodes: int(['--nnodes'], 1) ?? 1,
+    nodeRank: int(['--node-rank'], 0) ?? 0,
+    master: flags.has('--master-port') ? { host: flags.get('--master-addr') || '127.0.0.1', port: int(['--master-port'], 1)! } : null,
     seed: int(['--seed'], 0) ?? 0,
     maxNumSeqs: int(['--max-num-seqs'], 1),
     maxModelLen: int(['--max-model-len'], 1),

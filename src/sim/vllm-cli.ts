@@ -9,6 +9,7 @@
 //
 // No SIGTERM handler, on purpose: like vLLM, it dies at once and cuts what is in flight,
 // which is why the agent drains a shard before it signals.
+import { createServer } from 'node:net';
 import { LlmgwError } from '../errors.js';
 import { startSimEngine } from './index.js';
 import { parseVllmServeArgs } from './vllm-argv.js';
@@ -32,6 +33,13 @@ async function main(): Promise<void> {
     log('headless worker: serving no API');
     setInterval(() => {}, 1 << 30);
     return;
+  }
+  if (args.nnodes > 1 && args.nodeRank === 0 && args.master) {
+    // Rank 0 of a multi-node replica hosts the rendezvous its workers dial (vLLM's
+    // torch.distributed store): listening on it is what lets them start.
+    const { host, port } = args.master;
+    await new Promise<void>((resolve, reject) => createServer((s) => s.on('error', () => undefined)).once('error', reject).listen(port, host, resolve));
+    log(`rendezvous for ${args.nnodes} nodes on ${host}:${port}`);
   }
   log(`loading weights (${loadMs} ms)`);
   await new Promise((r) => setTimeout(r, loadMs));

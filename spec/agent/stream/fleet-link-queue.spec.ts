@@ -48,7 +48,7 @@ test('events while the stream is down are dropped, and the next Register carries
   const at = cp.server.port;
   const client = createAgentStreamClient({ url: cp.server.url, insecure: true });
   const { log } = recorder();
-  const link = new FleetLink({ client, nodeId: 'n', hostname: 'h', mgmtAddr: '127.0.0.1', agentVersion: '0', shards: port(async () => [status('s1')]), discover: async () => empty, heartbeatIntervalMs: 60_000, policy: { baseMs: 20, maxMs: 40 }, log });
+  const link = new FleetLink({ client, nodeId: 'n', hostname: 'h', mgmtAddr: '127.0.0.1', mgmtInterface: 'lo', agentVersion: '0', shards: port(async () => [status('s1')]), discover: async () => empty, heartbeatIntervalMs: 60_000, policy: { baseMs: 20, maxMs: 40 }, log });
   const stop = new AbortController();
   const running = link.run(stop.signal);
   try {
@@ -86,7 +86,7 @@ test('a queue past its limit cuts the stream, and the agent registers afresh', a
     if (lists++ === 0) await first;
     return [status('s1')];
   });
-  const link = new FleetLink({ client, nodeId: 'n', hostname: 'h', mgmtAddr: '127.0.0.1', agentVersion: '0', shards, discover: async () => empty, heartbeatIntervalMs: 60_000, queueLimit: 3, policy: { baseMs: 10, maxMs: 20 }, log });
+  const link = new FleetLink({ client, nodeId: 'n', hostname: 'h', mgmtAddr: '127.0.0.1', mgmtInterface: 'lo', agentVersion: '0', shards, discover: async () => empty, heartbeatIntervalMs: 60_000, queueLimit: 3, policy: { baseMs: 10, maxMs: 20 }, log });
   const stop = new AbortController();
   const running = link.run(stop.signal);
   try {

@@ -96,4 +96,31 @@ test('a stream the control plane never accepts keeps backing off', async () => {
   }
 });
 
+
+test('after an accepted stream is lost, waits stay short for the fast window, then grow to the cap again', async () => {
+  const waits: { delayMs: number; at: number }[] = [];
+  const stop = new AbortController();
+  let sessions = 0;
+  const t0 = Date.now();
+  await reconnectForever({
+    // The first session is accepted, then every dial fails.
+    session: async (accepted) => {
+      sessions++;
+      if (sessions === 1) accepted();
+      throw new Error('down');
+    },
+    signal: stop.signal,
+    policy: { baseMs: 5, maxMs: 200, fast: { withinMs: 150, maxMs: 10 } },
+    random: () => 0.999,
+    onRetry: (r) => {
+      waits.push({ delayMs: r.delayMs, at: Date.now() - t0 });
+      if (waits.filter((w) => w.delayMs > 10).length >= 2) stop.abort();
+    },
+  });
+  const inWindow = waits.filter((w) => w.at < 140);
+  assert.ok(inWindow.length >= 4, `quick retries inside the window: ${JSON.stringify(waits)}`);
+  assert.ok(inWindow.every((w) => w.delayMs < 10), `capped inside the window: ${JSON.stringify(waits)}`);
+  assert.is(waits.at(-1)!.delayMs, 199, 'past it, growing to the cap again');
+});
+
 test.run();

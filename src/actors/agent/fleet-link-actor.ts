@@ -48,6 +48,7 @@ export const fleetLinkActor = defineActor<FleetLinkMsg>()({
       nodeId: config.node_id,
       hostname: hostname(),
       mgmtAddr: config.mgmt_addr,
+      mgmtInterface: config.mgmt_interface,
       agentVersion: VERSION,
       heartbeatIntervalMs: config.heartbeat_interval_ms,
       log: ctx.log,

@@ -10,6 +10,7 @@ import { shardSpecToWire } from '../../messages/shard-spec-wire.js';
 import { shardStatusFromWire } from '../../messages/shard-status-wire.js';
 import { explanation, modelViews, nodeViews, replicaViews } from '../../control/fleet-views.js';
 import { Reconciler, type AgentCommand } from '../../control/reconciler.js';
+import { readRoster, writeRoster } from '../../control/roster.js';
 import { reportFromRegister } from '../../control/stream/agent-reports.js';
 import { createAgentStreamServer, type AgentStreamServer, type ControlMessageInit } from '../../control/stream/agent-stream-server.js';
 import type { ActorContext } from '../../runtime/index.js';
@@ -27,6 +28,8 @@ export interface ControlActorArgs {
   readonly drainGraceMs: number;
   readonly settleMs: number;
   readonly portRange: readonly [number, number];
+  /** The roster file (control/roster.ts). */
+  readonly rosterPath: string;
 }
 
 /** One agent's open stream. A newer stream for the same node supersedes it. */
@@ -41,6 +44,7 @@ interface State {
   readonly outputs: Map<string, (out: ShardLogs) => void>;
   /** A publication is on its way to the router; the next waits for its answer. */
   publishing: boolean;
+  readonly rosterPath: string;
 }
 
 /** How long `ctl logs` waits for an agent to send a shard's output. */
@@ -58,6 +62,9 @@ export const controlActor = defineActor<ControlMsg>()({
   module: import.meta.url,
   mailbox: { capacity: 1024, overflow: 'reject' },
   init: async (args: ControlActorArgs, ctx): Promise<State> => {
+    const roster = readRoster(args.rosterPath);
+    if (roster.problem) ctx.log.warn('roster unreadable: waiting the whole settle period after a restart', { problem: roster.problem });
+    else if (roster.nodes.length > 0) ctx.log.info('waiting for the nodes of the roster to report before placing', { nodes: roster.nodes.length, settleMs: args.settleMs });
     const rec = new Reconciler(
       {
         portRange: args.portRange,
@@ -65,17 +72,17 @@ export const controlActor = defineActor<ControlMsg>()({
         lostAfterMs: args.lostAfterMs,
         drainGraceMs: args.drainGraceMs,
         settleMs: args.settleMs,
+        expectedNodes: roster.nodes,
         resendMs: Math.max(2_000, args.intervalMs * 5),
         backoff: { baseMs: 2_000, maxMs: 300_000 },
         random: Math.random,
-        startedAt: Date.now(),
         onEvent: (event, fields) => ctx.log[event.includes('failed') || event.includes('lost') ? 'warn' : 'info'](event, fields),
       },
       args.models,
     );
     const links = new Map<string, Link>();
     const outputs = new Map<string, (out: ShardLogs) => void>();
-    const state = { rec, links, outputs, publishing: false } as Omit<State, 'server'> & { server?: AgentStreamServer };
+    const state = { rec, links, outputs, publishing: false, rosterPath: args.rosterPath } as Omit<State, 'server'> & { server?: AgentStreamServer };
     const security = args.tls ? { tls: { ca: readFileSync(args.tls.ca), cert: readFileSync(args.tls.cert), key: readFileSync(args.tls.key) } } : ({ insecure: true } as const);
     state.server = await createAgentStreamServer({
       ...security,
@@ -156,8 +163,16 @@ function onAgentMessage(s: State, node: string, msg: AgentMessage, ctx: ActorCon
   }
 }
 
-/** Sends what the reconciler wants sent, and the endpoint set when it changed. */
+/** Sends what the reconciler wants sent, the endpoint set when it changed, and the roster. */
 function flush(s: State, ctx: ActorContext<ControlMsg>): void {
+  const roster = s.rec.rosterChange();
+  if (roster) {
+    try {
+      writeRoster(s.rosterPath, roster);
+    } catch (err) {
+      ctx.log.warn('roster not written: a restart will wait the whole settle period', { path: s.rosterPath, error: LlmgwError.from(err).message });
+    }
+  }
   for (const d of s.rec.dispatches(Date.now())) {
     const link = s.links.get(d.node);
     if (!link) continue;

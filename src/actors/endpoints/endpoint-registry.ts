@@ -1,15 +1,17 @@
-import type { EndpointProbe, EndpointRegistryMsg, PlacedEndpoint } from '../../messages/endpoints.js';
+import type { ConfiguredEndpoint, EndpointProbe, EndpointRegistryMsg, PlacedEndpoint } from '../../messages/endpoints.js';
 import { defineActor } from '../../runtime/actor.js';
 import type { EndpointSpec, EndpointState, EndpointTable } from '../../router/endpoint-table.js';
 
 export interface EndpointRegistryArgs {
   table: EndpointTable;
+  /** Ids of the endpoints the config lists (a `configured` update replaces them); none when unset. */
+  configured?: readonly string[];
   /**
-   * Called with the endpoints a `placed` update added and the ids it removed, and
-   * awaited before the update is answered: the server starts their pollers there and
-   * probes the new ones once, so "applied" means the router can route to them.
+   * Called with the endpoints an update added and the ids it removed, and awaited
+   * before the update is answered: the server starts their pollers there and probes
+   * the new ones once, so "applied" means the router can route to them.
    */
-  onPlaced?: (added: readonly EndpointState[], removed: readonly string[]) => Promise<void>;
+  onChange?: (added: readonly EndpointState[], removed: readonly string[]) => Promise<void>;
 }
 
 /**
@@ -26,7 +28,7 @@ export const endpointRegistry = defineActor<EndpointRegistryMsg>()({
   mailbox: { capacity: 4096, overflow: 'drop-oldest' },
   init: (args: EndpointRegistryArgs, ctx) => {
     if (ctx.thread !== 'main') throw new Error('endpoint-registry must run on the main thread, beside the data port');
-    return { ...args, placed: new Set<string>() };
+    return { ...args, placed: new Set<string>(), configured: new Set(args.configured ?? []) };
   },
   handlers: {
     probe: (s, m, ctx) => {
@@ -50,15 +52,27 @@ export const endpointRegistry = defineActor<EndpointRegistryMsg>()({
       })),
     placed: async (s, m, ctx) => {
       // Endpoints from the config (and simulated ones) stay as they are.
-      const kept = s.table.all().filter((e) => !s.placed.has(e.id)).map(specOf);
-      const { added, removed } = s.table.update([...kept, ...m.endpoints.map(placedSpec)]);
+      const { added, removed } = await replace(s, s.placed, m.endpoints.map(placedSpec));
       s.placed = new Set(m.endpoints.map((e) => e.id));
       if (added.length > 0 || removed.length > 0) ctx.log.info('placed replicas changed', { version: m.version, added, removed });
-      await s.onPlaced?.(added.map((id) => s.table.get(id)!), removed);
       return { version: m.version, added, removed };
+    },
+    configured: async (s, m, ctx) => {
+      const { added, removed } = await replace(s, s.configured, m.endpoints.map(configuredSpec));
+      s.configured = new Set(m.endpoints.map((e) => e.id));
+      if (added.length > 0 || removed.length > 0) ctx.log.info('configured endpoints changed', { added, removed });
+      return { added, removed };
     },
   },
 });
+
+/** Replaces the endpoints in `group` with `next`, keeping every other one as it is. */
+async function replace(s: Pick<EndpointRegistryArgs, 'table' | 'onChange'>, group: ReadonlySet<string>, next: EndpointSpec[]): Promise<{ added: string[]; removed: string[] }> {
+  const kept = s.table.all().filter((e) => !group.has(e.id)).map(specOf);
+  const { added, removed } = s.table.update([...kept, ...next]);
+  await s.onChange?.(added.map((id) => s.table.get(id)!), removed);
+  return { added, removed };
+}
 
 function specOf(e: EndpointState): EndpointSpec {
   return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool, batchSize: e.batchSize, enginePriority: e.enginePriority };
@@ -66,4 +80,8 @@ function specOf(e: EndpointState): EndpointSpec {
 
 function placedSpec(e: PlacedEndpoint): EndpointSpec {
   return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: 0, pool: null, batchSize: e.batchSize };
+}
+
+function configuredSpec(e: ConfiguredEndpoint): EndpointSpec {
+  return { ...placedSpec(e), priority: e.priority, pool: e.pool, enginePriority: e.enginePriority };
 }

@@ -41,10 +41,12 @@ export function loadAgentConfig(path: string | undefined, overrides: AgentConfig
     : (validator.errors ?? []).map(fromAjvError).map((p) => ({ source, path: formatPath(p.segments), message: p.message }));
   if (problems.length > 0) throw new LlmgwError('LLMGW_CONFIG_INVALID', problems.map(formatProblem).join('\n'), { problems });
   const config = data as AgentConfig;
+  const mgmtAddr = config.mgmt_addr ?? defaultMgmtAddr(networkInterfaces());
   return deepFreeze({
     ...config,
     node_id: config.node_id ?? hostname(),
-    mgmt_addr: config.mgmt_addr ?? defaultMgmtAddr(networkInterfaces()),
+    mgmt_addr: mgmtAddr,
+    mgmt_interface: config.mgmt_interface ?? interfaceOf(mgmtAddr, networkInterfaces()),
     state_dir: resolve(config.state_dir),
     ...(config.tls && { tls: { ca: resolve(config.tls.ca), cert: resolve(config.tls.cert), key: resolve(config.tls.key) } }),
   });
@@ -61,6 +63,18 @@ export function defaultMgmtAddr(interfaces: NodeJS.Dict<NetworkInterfaceInfo[]>)
     if (found) return found.address;
   }
   return '127.0.0.1';
+}
+
+/**
+ * The interface holding `addr`, or '' when none does. Linux routes all of 127/8 to the
+ * loopback interface though it lists only 127.0.0.1 on it, so a 127.x address is on it.
+ */
+export function interfaceOf(addr: string, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]>): string {
+  const entries = Object.entries(interfaces);
+  const exact = entries.find(([, addrs]) => addrs?.some((a) => a.address === addr));
+  if (exact) return exact[0];
+  if (/^127\./.test(addr)) return entries.find(([, addrs]) => addrs?.some((a) => a.family === 'IPv4' && a.internal))?.[0] ?? '';
+  return '';
 }
 
 /** What the schema cannot say. */

@@ -20,6 +20,8 @@ export interface AgentConfig {
   readonly server?: string;
   /** The management-network address engines bind and other nodes reach. */
   readonly mgmt_addr: string;
+  /** The interface mgmt_addr is on; '' when it is on none this machine lists. */
+  readonly mgmt_interface: string;
   readonly tls?: AgentTlsPaths;
   readonly insecure: boolean;
   readonly heartbeat_interval_ms: number;
@@ -53,6 +55,9 @@ export const agentConfigSchema: SchemaNode = object(
       pattern: HTTP_URL_PATTERN,
     }),
     mgmt_addr: str('The management-network IP address engines bind and other nodes reach. Default: the first non-internal IPv4 address, or 127.0.0.1.', { minLength: 1 }),
+    mgmt_interface: str('The interface mgmt_addr is on (eth0), which NCCL and Gloo bootstrap a multi-node replica over. Default: the interface that holds mgmt_addr.', {
+      pattern: '^[A-Za-z0-9_.:-]{1,15}$',
+    }),
     tls: object(
       "PEM files of the agent's side of the mTLS stream to the control plane.",
       {

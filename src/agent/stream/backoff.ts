@@ -10,11 +10,19 @@ export interface BackoffPolicy {
   readonly baseMs: number;
   /** No wait is longer than this, however many attempts failed. */
   readonly maxMs: number;
+  /**
+   * For `withinMs` after an accepted stream was lost, no wait is longer than `maxMs`
+   * either. A lost stream is most often a control plane restarting, which waits for its
+   * nodes to report before it places anything: agents that come back within seconds of
+   * each other end that wait early, and none is still asleep on a long backoff.
+   */
+  readonly fast?: { readonly withinMs: number; readonly maxMs: number };
 }
 
 export const DEFAULT_BACKOFF: BackoffPolicy = Object.freeze({
   baseMs: 500, // half a second: a control plane that restarts is back within a few
   maxMs: 30_000, // 30 s: an agent is back within half a minute of the control plane
+  fast: Object.freeze({ withinMs: 120_000, maxMs: 2_000 }), // a restart of up to 2 min: back within 2 s
 });
 
 /**

@@ -35,6 +35,8 @@ export interface FleetLinkOptions {
   readonly hostname: string;
   /** The management address: reported in the Register, and where engines bind unless told otherwise. */
   readonly mgmtAddr: string;
+  /** The interface it is on, reported so the control plane can give multi-node shards their NCCL interface. */
+  readonly mgmtInterface: string;
   readonly agentVersion: string;
   readonly shards: ShardPort;
   /** A fresh inventory for each Register; `running` lets it count the engines' GPU memory as ours. */
@@ -106,7 +108,7 @@ export class FleetLink {
       for (const s of running) this.known.set(s.id, s);
       const inventory = await this.opts.discover(running);
       session.out.push(
-        registerMessage({ nodeId: this.opts.nodeId, hostname: this.opts.hostname, mgmtIp: this.opts.mgmtAddr, agentVersion: this.opts.agentVersion, inventory, engineVersions: {}, running }),
+        registerMessage({ nodeId: this.opts.nodeId, hostname: this.opts.hostname, mgmtIp: this.opts.mgmtAddr, mgmtInterface: this.opts.mgmtInterface, agentVersion: this.opts.agentVersion, inventory, engineVersions: {}, running }),
       );
       for (const m of session.early.splice(0)) session.out.push(m);
       session.registered = true;

@@ -30,7 +30,10 @@ export interface ReconnectOptions {
 export async function reconnectForever(options: ReconnectOptions): Promise<void> {
   const policy = options.policy ?? DEFAULT_BACKOFF;
   const random = options.random ?? Math.random;
+  const now = Date.now;
   let attempt = 0;
+  /** When the last accepted stream ended; null before any. */
+  let lostAt: number | null = null;
   while (!options.signal.aborted) {
     let wasAccepted = false;
     let error: unknown = undefined;
@@ -42,8 +45,12 @@ export async function reconnectForever(options: ReconnectOptions): Promise<void>
       error = err;
     }
     if (options.signal.aborted) return;
-    if (wasAccepted) attempt = 0;
-    const delayMs = reconnectDelayMs(attempt, policy, random);
+    if (wasAccepted) {
+      attempt = 0;
+      lostAt = now();
+    }
+    const fast = policy.fast && lostAt !== null && now() - lostAt < policy.fast.withinMs;
+    const delayMs = reconnectDelayMs(attempt, fast ? { baseMs: policy.baseMs, maxMs: Math.min(policy.maxMs, policy.fast!.maxMs) } : policy, random);
     options.onRetry?.({ attempt, delayMs, error });
     attempt++;
     try {

@@ -12,6 +12,8 @@ export interface RegisterInput {
   readonly nodeId: string;
   readonly hostname: string;
   readonly mgmtIp: string;
+  /** The interface mgmtIp is on; '' when not known. */
+  readonly mgmtInterface?: string;
   readonly agentVersion: string;
   readonly inventory: Inventory;
   /** Engine → version found on this node (`vllm` → `0.11.0`). */
@@ -28,6 +30,7 @@ export function registerMessage(input: RegisterInput): AgentMessage {
         nodeId: input.nodeId,
         hostname: input.hostname,
         mgmtIp: input.mgmtIp,
+        mgmtInterface: input.mgmtInterface ?? '',
         agentVersion: input.agentVersion,
         inventory: inventoryToWire(input.inventory),
         engineVersions: { ...input.engineVersions },

@@ -32,7 +32,6 @@ export function resolveStage(i: ResolveInputs): Stage {
   const bandNames = i.admission.bands.map((b) => b.name);
   const bandIndex = new Map(bandNames.map((n, k) => [n, k]));
   const defaultBand = i.admission.default_band ?? bandNames[Math.max(0, bandNames.length - 2)]!;
-  const available = i.names.join(', ');
   const profileNames = [...i.profiles.keys()].join(', ');
 
   return {
@@ -41,7 +40,7 @@ export function resolveStage(i: ResolveInputs): Stage {
       const { req, body, record } = ctx;
       const route = i.routes.get(body.model as string);
       if (!route) {
-        return refuse(ctx, new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${String(body.model)}' does not exist; available: ${available}`), 'model');
+        return refuse(ctx, new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${String(body.model)}' does not exist; available: ${i.names.join(', ')}`), 'model');
       }
       ctx.route = route;
       // A completion that cannot fit the model's context is refused as vLLM would refuse it.
