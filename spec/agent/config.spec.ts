@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
-import { defaultMgmtAddr, loadAgentConfig } from '../../src/agent/config/load.js';
+import { defaultMgmtAddr, interfaceOf, loadAgentConfig } from '../../src/agent/config/load.js';
 import type { LlmgwError } from '../../src/errors.js';
 import { tempDir } from './supervisor/helpers.js';
 
@@ -47,6 +47,14 @@ test('the management address defaults to the first non-internal IPv4 address, el
   assert.is(defaultMgmtAddr({ lo: [nic('127.0.0.1', 'IPv4', true)], eth0: [nic('fe80::1', 'IPv6', false), nic('10.0.0.5', 'IPv4', false)], eth1: [nic('10.1.0.5', 'IPv4', false)] }), '10.0.0.5');
   assert.is(defaultMgmtAddr({ lo: [nic('127.0.0.1', 'IPv4', true)], eth0: [nic('fe80::1', 'IPv6', false)] }), '127.0.0.1');
   assert.is(defaultMgmtAddr({}), '127.0.0.1');
+});
+
+test('the management interface is the one holding the address; any 127.x address is on loopback', () => {
+  const nic = (address: string, family: 'IPv4' | 'IPv6', internal: boolean) => ({ address, family, internal, netmask: '', mac: '', cidr: null }) as never;
+  const nics = { lo: [nic('127.0.0.1', 'IPv4', true)], eth0: [nic('10.0.0.5', 'IPv4', false)], ib0: [nic('10.9.0.5', 'IPv4', false)] };
+  assert.is(interfaceOf('10.0.0.5', nics), 'eth0');
+  assert.is(interfaceOf('127.0.0.3', nics), 'lo', 'Linux routes 127/8 to lo though it lists only 127.0.0.1');
+  assert.is(interfaceOf('192.168.1.1', nics), '', 'not on this machine: left for the operator to set');
 });
 
 test('a fleet member: node id, server, management address and TLS files as given, the paths made absolute', () => {

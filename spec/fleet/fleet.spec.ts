@@ -34,6 +34,17 @@ spec('a model with scaling.min 2 comes up on two nodes and serves the OpenAI cli
     ['node-a', 'ready', 1],
     ['node-b', 'ready', 1],
   ]);
+  // What an operator reads: the tables, and an engine's output fetched from its node.
+  const admin = ['--admin', fleet.server.admin];
+  const table = await runCli(['ctl', 'replicas', '--model', 'chat', ...admin]);
+  assert.is(table.code, 0, table.stderr);
+  for (const r of ready) assert.match(table.stdout, r.id);
+  const logs = await runCli(['ctl', 'logs', ready[0].id, '--tail', '5', ...admin]);
+  assert.is(logs.code, 0, logs.stderr);
+  assert.match(logs.stdout, /vllm \(sim\) serve \/models\/chat-8b as chat/);
+  const nodesTable = await runCli(['ctl', 'nodes', ...admin]);
+  assert.match(nodesTable.stdout, /node-a/);
+  assert.match(nodesTable.stdout, /h100-80g/);
 });
 
 spec('an agent and its engines killed under load: unreachable, lost, rebuilt on a survivor, traffic keeps flowing', async (ctx) => {
