@@ -126,6 +126,8 @@ export type ControlMsg =
   | ({ type: 'logs'; target: string; lines: number } & Ask<Outcome<ShardLogs[]>>)
   /** A reloaded config's placed models: scaling and profiles change in place; a model gone is drained, then stopped. */
   | ({ type: 'catalog'; models: PlacedModel[] } & Ask<{ added: string[]; removed: string[]; changed: string[] }>)
+  /** The agent stream's URL as bound (`http://127.0.0.1:40123`): with port 0 in `listen`, how a caller learns the port. */
+  | ({ type: 'address' } & Ask<string>)
   | { type: 'tick' }
   /** The router applied endpoint set `version` (internal: the answer to a publication). */
   | { type: 'router-applied'; version: number };
