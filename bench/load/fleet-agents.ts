@@ -8,10 +8,12 @@
 // IPC: the child says {type: 'opening'} when it starts dialing and {type: 'registered'}
 // when every agent has its Registered answer; it answers {type: 'stats'} with what it
 // sent and its own load, and exits on {type: 'stop'}.
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { discoverInventory } from '../../src/agent/discovery/inventory.js';
 import { createAgentStreamClient, type AgentMessageInit, type AgentStreamClient } from '../../src/agent/stream/agent-stream-client.js';
+import { reconnectForever } from '../../src/agent/stream/reconnect.js';
 import { registerMessage } from '../../src/agent/stream/register-message.js';
 import { LlmgwError } from '../../src/errors.js';
 import { PushQueue } from '../../src/net/push-queue.js';
@@ -22,8 +24,8 @@ export type ToAgents = { type: 'stats' } | { type: 'stop' };
 export interface AgentsStats {
   /** Heartbeats pushed onto the streams so far. */
   readonly sent: number;
-  /** Streams that ended or failed. */
-  readonly ended: number;
+  /** Streams that ended or failed and were opened again. */
+  readonly retries: number;
   readonly firstError: string | null;
   /** This process's event-loop busy time and CPU time so far, ms. */
   readonly busyMs: number;
@@ -42,61 +44,70 @@ const heartbeatMs = Number(values['heartbeat-ms']);
 
 const inventory = await discoverInventory({ nvidiaSmi: smiOf('h100-8x'), ibRoot: ibRootOf('h100-8x'), noGpu: false, fabrics: { 'ib-a': ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'] } });
 const clients: AgentStreamClient[] = Array.from({ length: Math.ceil(agents / perSession) }, () => createAgentStreamClient({ url, insecure: true }));
-const timers: NodeJS.Timeout[] = [];
-const queues: PushQueue<AgentMessageInit>[] = [];
+const stop = new AbortController();
+// Every agent waits on the one signal, as ten thousand agents in ten thousand processes would each on their own.
+setMaxListeners(Infinity, stop.signal);
 let sent = 0;
 let registered = 0;
-let ended = 0;
+let retries = 0;
 let firstError: string | null = null;
 let stopping = false;
 
 const send = (msg: FromAgents): void => void process.send!(msg);
 
+/**
+ * One agent as the real one keeps its stream: reconnectForever, with the agent's own
+ * jittered backoff, so a stream refused in a thundering herd comes back as it would.
+ */
 function startAgent(i: number, started: number): void {
-  const out = new PushQueue<AgentMessageInit>();
-  queues.push(out);
   const id = `gpu-${String(i).padStart(5, '0')}`;
-  out.push(registerMessage({ nodeId: id, hostname: id, mgmtIp: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, agentVersion: 'bench', inventory, engineVersions: { vllm: '0.11.0' }, running: [] }));
-  const beat = (): void => {
-    try {
-      out.push({ body: { case: 'heartbeat', value: { unixMs: BigInt(Date.now()) } } });
-      sent++;
-    } catch (err) {
-      firstError ??= LlmgwError.from(err).message;
-    }
-  };
-  void (async () => {
-    for await (const m of clients[Math.floor(i / perSession)]!.open(out)) {
-      if (m.body.case !== 'registered') continue;
-      timers.push(
-        setTimeout(() => {
-          beat();
-          timers.push(setInterval(beat, heartbeatMs));
-        }, Math.random() * heartbeatMs),
-      );
-      if (++registered === agents) send({ type: 'registered', ms: performance.now() - started });
-    }
-  })().then(
-    () => {
-      ended++;
-      if (!stopping) firstError ??= `agent ${id}: the control plane ended the stream`;
+  const register = registerMessage({ nodeId: id, hostname: id, mgmtIp: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, agentVersion: 'bench', inventory, engineVersions: { vllm: '0.11.0' }, running: [] });
+  let everRegistered = false;
+  void reconnectForever({
+    signal: stop.signal,
+    onRetry: (info) => {
+      if (stopping) return;
+      retries++;
+      firstError ??= `agent ${id}: ${info.error === undefined ? 'the control plane ended the stream' : LlmgwError.from(info.error).message}`;
     },
-    (err: unknown) => {
-      ended++;
-      if (!stopping) firstError ??= `agent ${id}: ${LlmgwError.from(err).message}`;
+    session: async (accepted, signal) => {
+      const out = new PushQueue<AgentMessageInit>();
+      out.push(register);
+      let timer: NodeJS.Timeout | undefined;
+      const beat = (): void => {
+        try {
+          out.push({ body: { case: 'heartbeat', value: { unixMs: BigInt(Date.now()) } } });
+          sent++;
+        } catch (err) {
+          firstError ??= LlmgwError.from(err).message;
+        }
+      };
+      try {
+        for await (const m of clients[Math.floor(i / perSession)]!.open(out, signal)) {
+          if (m.body.case !== 'registered') continue;
+          accepted();
+          timer = setTimeout(() => {
+            beat();
+            timer = setInterval(beat, heartbeatMs);
+          }, Math.random() * heartbeatMs);
+          if (!everRegistered && (everRegistered = true) && ++registered === agents) send({ type: 'registered', ms: performance.now() - started });
+        }
+      } finally {
+        clearTimeout(timer);
+        out.end();
+      }
     },
-  );
+  });
 }
 
 process.on('message', (msg: ToAgents) => {
   if (msg.type === 'stats') {
     const cpu = process.cpuUsage();
-    send({ type: 'stats', sent, ended, firstError, busyMs: performance.eventLoopUtilization().active, cpuMs: (cpu.user + cpu.system) / 1000 });
+    send({ type: 'stats', sent, retries, firstError, busyMs: performance.eventLoopUtilization().active, cpuMs: (cpu.user + cpu.system) / 1000 });
     return;
   }
   stopping = true;
-  for (const t of timers) clearTimeout(t);
-  for (const q of queues) q.end();
+  stop.abort();
   for (const c of clients) c.close();
   process.disconnect();
 });
