@@ -10,6 +10,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   quality: async () => (await import('./quality.js')).suite,
   admission: async () => (await import('./admission.js')).suite,
   placement: async () => (await import('./placement.js')).suite,
+  fleet: async () => (await import('./fleet.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -8,6 +8,7 @@ import { ENDPOINT_REGISTRY } from '../../messages/endpoints.js';
 import type { AgentMessage } from '../../messages/gen/llmgw/agent/v1/agent_pb.js';
 import { shardSpecToWire } from '../../messages/shard-spec-wire.js';
 import { shardStatusFromWire } from '../../messages/shard-status-wire.js';
+import { controlMetrics, type ControlMetrics } from '../../control/control-metrics.js';
 import { explanation, modelViews, nodeViews, replicaViews } from '../../control/fleet-views.js';
 import { Reconciler, type AgentCommand } from '../../control/reconciler.js';
 import { readRoster, writeRoster } from '../../control/roster.js';
@@ -42,6 +43,7 @@ interface State {
   readonly server: AgentStreamServer;
   readonly links: Map<string, Link>;
   readonly outputs: Map<string, (out: ShardLogs) => void>;
+  readonly metrics: ControlMetrics;
   /** A publication is on its way to the router; the next waits for its answer. */
   publishing: boolean;
   readonly rosterPath: string;
@@ -82,7 +84,8 @@ export const controlActor = defineActor<ControlMsg>()({
     );
     const links = new Map<string, Link>();
     const outputs = new Map<string, (out: ShardLogs) => void>();
-    const state = { rec, links, outputs, publishing: false, rosterPath: args.rosterPath } as Omit<State, 'server'> & { server?: AgentStreamServer };
+    const metrics = controlMetrics(ctx.metrics);
+    const state = { rec, links, outputs, metrics, publishing: false, rosterPath: args.rosterPath } as Omit<State, 'server'> & { server?: AgentStreamServer };
     const security = args.tls ? { tls: { ca: readFileSync(args.tls.ca), cert: readFileSync(args.tls.cert), key: readFileSync(args.tls.key) } } : ({ insecure: true } as const);
     state.server = await createAgentStreamServer({
       ...security,
@@ -91,13 +94,17 @@ export const controlActor = defineActor<ControlMsg>()({
         const link: Link = { send };
         try {
           for await (const msg of incoming) {
-            if (msg.body.case === 'register') links.set(node, link);
+            if (msg.body.case === 'register') {
+              links.set(node, link);
+              metrics.agentsConnected.set(links.size);
+            }
             else if (links.get(node) !== link) continue; // superseded by a newer stream
             onAgentMessage(state as State, node, msg, ctx);
           }
         } finally {
           if (links.get(node) === link) {
             links.delete(node);
+            metrics.agentsConnected.set(links.size);
             rec.disconnected(node);
             ctx.log.info('agent stream closed', { node });
           }
@@ -148,8 +155,12 @@ function onAgentMessage(s: State, node: string, msg: AgentMessage, ctx: ActorCon
       ctx.log.info('agent registered', { node, gpus: report.gpus.length, fabrics: report.fabrics.map((f) => f.name), running: running.length });
       return flush(s, ctx);
     }
-    case 'heartbeat':
+    case 'heartbeat': {
+      // Unset (0): an agent that does not stamp its heartbeats says nothing about lag.
+      const sent = Number(msg.body.value.unixMs);
+      if (sent > 0) s.metrics.heartbeatLag.observe(Math.max(0, now - sent) / 1000);
       return s.rec.heartbeat(node, now);
+    }
     case 'shardStatus':
       s.rec.shardStatus(node, shardStatusFromWire(msg.body.value), now);
       return flush(s, ctx);
