@@ -119,6 +119,7 @@ export const controlActor = defineActor<ControlMsg>()({
     tick: (s, _m, ctx) => {
       s.rec.tick(Date.now());
       flush(s, ctx);
+      saveRoster(s, ctx);
     },
     'router-applied': (s, m, ctx) => {
       s.publishing = false;
@@ -174,16 +175,22 @@ function onAgentMessage(s: State, node: string, msg: AgentMessage, ctx: ActorCon
   }
 }
 
-/** Sends what the reconciler wants sent, the endpoint set when it changed, and the roster. */
-function flush(s: State, ctx: ActorContext<ControlMsg>): void {
+/**
+ * Writes the roster when its nodes changed: once a tick at most, so that a fleet
+ * registering at once (thousands of agents after a restart) costs one write, not one each.
+ */
+function saveRoster(s: State, ctx: ActorContext<ControlMsg>): void {
   const roster = s.rec.rosterChange();
-  if (roster) {
-    try {
-      writeRoster(s.rosterPath, roster);
-    } catch (err) {
-      ctx.log.warn('roster not written: a restart will wait the whole settle period', { path: s.rosterPath, error: LlmgwError.from(err).message });
-    }
+  if (!roster) return;
+  try {
+    writeRoster(s.rosterPath, roster);
+  } catch (err) {
+    ctx.log.warn('roster not written: a restart will wait the whole settle period', { path: s.rosterPath, error: LlmgwError.from(err).message });
   }
+}
+
+/** Sends what the reconciler wants sent, and the endpoint set when it changed. */
+function flush(s: State, ctx: ActorContext<ControlMsg>): void {
   for (const d of s.rec.dispatches(Date.now())) {
     const link = s.links.get(d.node);
     if (!link) continue;

@@ -39,7 +39,12 @@ export type AgentStreamServerOptions = StreamSecurity & {
   /** HOST:PORT; port 0 picks a free one. */
   readonly listen: string;
   readonly onStream: OnAgentStream;
-  /** How long a stream may go without its Register before it is refused; default 10 s. */
+  /**
+   * How long a stream may go without its Register before it is refused; default 60 s.
+   * Long, because a whole fleet reconnecting at once (a control-plane restart) queues
+   * its Registers for tens of seconds: refusing them early makes every agent dial again
+   * and the herd never drains. A silent peer still holds a stream only this long.
+   */
   readonly registerTimeoutMs?: number;
   /** Messages queued to one agent and not yet read before `send` refuses; default 1024. */
   readonly sendCapacity?: number;
@@ -81,7 +86,7 @@ export async function createAgentStreamServer(options: AgentStreamServerOptions)
     if (untrusted) throw new ConnectError(untrusted, Code.Unauthenticated);
 
     const it = requests[Symbol.asyncIterator]();
-    const first = await registerWithin(it, options.registerTimeoutMs ?? 10_000);
+    const first = await registerWithin(it, options.registerTimeoutMs ?? 60_000);
     if (first.done || first.value.body.case !== 'register') {
       throw new ConnectError(`the first message of the stream must be a Register, got ${first.done ? 'the end of the stream' : (first.value.body.case ?? 'an empty message')}`, Code.InvalidArgument);
     }
