@@ -22,13 +22,19 @@
 //     timeout and back through the reconnect backoff; control handled 99.9% of 1,000 hb/s,
 //     lag p50 59 ms, p99 630 ms, mean 118 → 69 ms across the window (no backlog);
 //     control thread 16% of a core (158 µs/hb, 1.5× bare).
-//   10,000: not all registered within 180 s — 6,120 (bare) and 8,875 (control): streams
-//     refused with "no Register within 10000 ms" faster than the backoff brings them
-//     back, on the bare server too, so the herd is the transport's (and the agents'
-//     process sharing the 2 cores), not the reconciler's. Memory, not descriptors
-//     (200 sockets), is what 10,000 streams cost: the server side held 1.9 GiB RSS.
-//   Reconciler tick with N nodes: p50 0.05 / 0.24 / 0.66 ms, p99 1.1 / 2.5 / 8.7 ms;
-//   `nodes` view (ask + clone) 228 ms at 1,000 nodes, 525 ms at 5,000.
+//   10,000, before the Register timeout went from 10 s to 60 s and the roster was
+//     written once a tick: not all registered within 180 s — 6,120 (bare) and 8,875
+//     (control), streams refused faster than the backoff brought them back.
+//   10,000, after: all registered in 29 s (bare) / 38 s (control); control handled
+//     1,886 hb/s, 100% of those sent, lag p50 65 ms, p99 1.9 s, mean 90 → 128 ms across
+//     the window (the bare server's 149 → 332 ms: the 2 cores are saturated by server,
+//     load generator at 33% of a core and other work, not by the reconciler); control
+//     thread 32% of a core, 169 µs CPU/hb (1.1× bare). Server RSS 1.9 GiB for 10,000
+//     streams (memory, not descriptors: 200 sockets).
+//   Reconciler tick with N nodes: p50 0.05 / 0.24 / 0.62 ms, p99 1.1 / 2.5 / 5.2 ms;
+//   `nodes` view (ask + clone) 228 ms at 1,000 nodes, 525 ms at 5,000, 644 ms at 10,000:
+//   most of it the structured clone of the views to the main thread (~200 ms for 5,000
+//   nodes against ~50 ms to JSON-encode them).
 import { fork, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Registry, type MetricValue } from 'prom-client';
