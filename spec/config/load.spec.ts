@@ -299,8 +299,18 @@ test('an empty file, or an empty catalog, is refused: it would serve nothing', (
   assert.equal(problems('models: []\n'), [`llmgw.yaml: ${why}`]);
 });
 
+/** FULL on a plaintext agent port, with simulated nodes (which refuse agent_tls). */
+const SIMULATED = FULL.replace(/agent_tls: .*\nagent_insecure: false\n/, 'agent_insecure: true\n') + 'simulate_nodes:\n  - { name: sim-a, gpus: 8 }\n  - { name: sim-b }\n';
+
+test('simulated nodes are read as written, gpus 4 by default', () => {
+  assert.equal(parseConfig(SIMULATED, 'full.yaml', {}).simulate_nodes, [
+    { name: 'sim-a', gpus: 8 },
+    { name: 'sim-b', gpus: 4 },
+  ]);
+});
+
 test('a loaded config has exactly the keys of the schema, all of them after defaults', () => {
-  const c = parseConfig(FULL, 'full.yaml', {});
+  const c = { ...parseConfig(FULL, 'full.yaml', {}), simulate_nodes: parseConfig(SIMULATED, 'full.yaml', {}).simulate_nodes };
   const check = (value: unknown, node: SchemaNode, at: string): void => {
     if (node.type === 'object' && node.propertyNames !== undefined) {
       const values = Object.values(value as object);
