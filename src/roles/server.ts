@@ -139,8 +139,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
       if (cut > 0) log.warn('shutdown grace period over: requests still in flight were cut', { cut, graceMs });
     });
     await drain(adminPort, 1_000);
-    // The control plane first, so that it does not replace the engines as they stop.
-    if (simNodes) await system.stop(CONTROL.name).then(() => simNodes?.close());
+    await simNodes?.close();
     records.flush();
     access?.flush();
     await system.shutdown();

@@ -3,6 +3,7 @@
 // agent port. The control plane cannot tell them from real nodes, so `npm start` on a
 // machine without GPUs runs the whole fleet path: placement, launch, readiness, routing.
 import { accessSync, chmodSync, constants, mkdirSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentConfigFrom } from '../agent/config/load.js';
@@ -17,7 +18,7 @@ import { NVIDIA_SMI_SIM, writeNvidiaSmiWrapper } from '../sim/nvidia-smi-wrapper
 import { startAgentWith, type RunningAgent } from './agent.js';
 
 export interface SimulatedNodes {
-  /** Stops every simulated node's engines, then the agents: nothing is left to adopt. */
+  /** Stops the control plane, then every simulated node's engines and agent: nothing is left to adopt. */
   close(): Promise<void>;
 }
 
@@ -44,8 +45,23 @@ export async function startSimulatedNodes(system: ActorSystem, table: EndpointTa
   ensureExecutable(VLLM_SIM);
   const agents: RunningAgent[] = [];
   const close = async (): Promise<void> => {
+    // The control plane first: it would place replacements as the engines stop.
+    await system.stop(CONTROL.name).catch((err: unknown) => log.warn('control plane did not stop', { error: err }));
     await Promise.all(agents.map((a) => a.close({ stopEngines: true })));
   };
+  // Until the server is up, a SIGTERM or Ctrl-C would end the process at once and leave
+  // the engines (each in a process group of its own) running: stop them first, then exit
+  // as the signal would have.
+  // Ctrl-C under `npm start` arrives twice (see stopOnSignals): the repeat is ignored.
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info('signal received while the simulated nodes start; stopping their engines', { signal });
+    void close().finally(() => process.exit(128 + osConstants.signals[signal]));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   try {
     // Together, so that all have registered when control.settle_ms is over and the
     // first replicas spread over them rather than fill the first node to report.
@@ -62,6 +78,11 @@ export async function startSimulatedNodes(system: ActorSystem, table: EndpointTa
   } catch (err) {
     await close();
     throw err;
+  } finally {
+    if (!stopping) {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
   }
   return { close };
 }
