@@ -145,10 +145,12 @@ async function untilServing(system: ActorSystem, table: EndpointTable): Promise<
   const started = Date.now();
   let lastProgress = started;
   for (;;) {
-    const models = await control.ask({ type: 'models' });
+    const [models, replicas] = await Promise.all([control.ask({ type: 'models' }), control.ask({ type: 'replicas' })]);
+    // Ready at the control plane is published to the router; routed is probed ready there too.
+    const routable = new Set(table.all().flatMap((e) => (e.ready && !e.draining ? [e.id] : [])));
     const missing = models.flatMap((m) => {
-      const routed = table.all().filter((e) => e.ready && !e.draining && e.models.includes(m.name)).length;
-      return m.ready >= m.desired && routed >= m.desired ? [] : [{ model: m.name, ready: m.ready, routed, desired: m.desired, reason: m.reason }];
+      const routed = replicas.filter((r) => r.model === m.name && r.state === 'ready' && routable.has(r.id)).length;
+      return routed >= m.desired ? [] : [{ model: m.name, ready: m.ready, routed, desired: m.desired, reason: m.reason }];
     });
     if (missing.length === 0) return log.info('simulated fleet serving', { models: models.map((m) => `${m.name}: ${m.ready}/${m.desired}`), ms: Date.now() - started });
     const now = Date.now();
