@@ -18,7 +18,7 @@ const README = readFileSync(new URL('README.md', `file://${ROOT}/`), 'utf8');
 
 /** Commands that are not run here, and why. */
 const NOT_RUN: Record<string, string> = {
-  'npm ci && npm start': 'the embedded default on fixed ports; spec/roles/start-stop runs npm start',
+  'npm ci && npm start': 'the embedded default on fixed ports; spec/roles/start-stop runs npm start, spec/roles/sim-nodes its fleet',
   'npm ci && npm test': 'this very suite',
   'npx llmgw …': 'an ellipsis, not a command',
   'npx llmgw ctl': 'the name of the command family',
@@ -140,14 +140,75 @@ const RUNNERS: Runner[] = [
       }
     },
   },
+  // The embedded default's simulated fleet. Commands run in sorted order: drain, then
+  // explain-placement, nodes, replicas, and uncordon last.
+  {
+    match: (c) => c === 'npx llmgw ctl drain sim-node-a',
+    run: async (cmd, ctx) => {
+      await oneShot((r) => assert.match(r.stdout, /sim-node-a/))(cmd, ctx);
+      // Replacement first: two replicas ready throughout, the end state both on sim-node-b.
+      await until(async () => {
+        const replicas = await adminJson<Replica[]>(ctx, '/admin/v1/replicas');
+        return replicas.length === 2 && replicas.every((r) => r.state === 'ready' && r.shards.every((s) => s.node === 'sim-node-b'));
+      }, 'the replica on sim-node-a moved to sim-node-b', 30_000);
+      await chatThrough(ctx);
+    },
+  },
+  {
+    match: (c) => c === 'npx llmgw ctl explain-placement llmgw-sim',
+    run: oneShot((r) => {
+      assert.match(r.stdout, /sim-node-a/);
+      assert.match(r.stdout, /sim-node-b/);
+    }),
+  },
+  {
+    match: (c) => c === 'npx llmgw ctl nodes',
+    run: async (cmd, ctx) => {
+      await oneShot((r) => assert.match(r.stdout, /^sim-node-a\s+\w+\s+connected.*4xh100-80g[\s\S]*^sim-node-b\s+ready\s+connected.*4xh100-80g/m))(cmd, ctx);
+      const nodes = await adminJson<{ name: string; gpus: unknown[] }[]>(ctx, '/admin/v1/nodes');
+      assert.equal(nodes.map((n) => [n.name, n.gpus.length]), [['sim-node-a', 4], ['sim-node-b', 4]]);
+    },
+  },
+  {
+    match: (c) => c === 'npx llmgw ctl replicas',
+    run: oneShot((r) => assert.is(r.stdout.split('\n').filter((l) => /^llmgw-sim-\S+\s+llmgw-sim\s+h100-tp1\s+ready\s/.test(l)).length, 2, r.stdout)),
+  },
+  {
+    match: (c) => c === 'npx llmgw ctl uncordon sim-node-a',
+    run: async (cmd, ctx) => {
+      await oneShot(() => {})(cmd, ctx);
+      const nodes = await adminJson<{ name: string; state: string }[]>(ctx, '/admin/v1/nodes');
+      assert.equal(nodes.find((n) => n.name === 'sim-node-a')?.state, 'ready');
+    },
+  },
   // Started by the test below; every other command runs against it.
   { match: (c) => c === 'npx llmgw run --role=server', run: async () => {} },
 ];
+
+interface Replica {
+  state: string;
+  shards: { node: string }[];
+}
+
+async function adminJson<T>(ctx: { admin: string }, path: string): Promise<T> {
+  const res = await fetch(`http://${ctx.admin}${path}`);
+  assert.is(res.status, 200, path);
+  return (await res.json()) as T;
+}
+
+/** A chat completion through the data port, as the README's SDK example sends it. */
+async function chatThrough(ctx: { data: string }): Promise<void> {
+  const res = await fetch(`http://${ctx.data}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }) });
+  assert.is(res.status, 200, await res.clone().text());
+  assert.match(res.headers.get('x-llmgw-endpoint') ?? '', /^llmgw-sim-/, 'served by a placed replica');
+}
 
 test('each runnable command succeeds against the embedded default started as the README says', async () => {
   const server = await start('npx llmgw run --role=server', /listening on http:\/\/(\S+) \(admin http:\/\/(\S+)\)/, {
     LLMGW_LISTEN: '127.0.0.1:0',
     LLMGW_ADMIN_LISTEN: '127.0.0.1:0',
+    // The in-process agents dial the port it bound.
+    LLMGW_AGENT_LISTEN: '127.0.0.1:0',
   });
   const ctx = { data: server.match[1]!, admin: server.match[2]! };
   let ran = 0;

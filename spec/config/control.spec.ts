@@ -102,4 +102,23 @@ test('port_range is [lo, hi] with lo ≤ hi, within 1024-65535', () => {
   assert.equal(problems(BASE + 'control: { port_range: "20000-20999" }\n'), ['llmgw.yaml: control.port_range: must be a list, got "20000-20999"']);
 });
 
+test('simulated nodes: names unique and host names, at most 64 GPUs each', () => {
+  assert.equal(parseConfig(BASE + 'simulate_nodes: [{ name: a }, { name: b, gpus: 2 }]\n', 'llmgw.yaml', {}).simulate_nodes, [
+    { name: 'a', gpus: 4 },
+    { name: 'b', gpus: 2 },
+  ]);
+  assert.equal(problems(BASE + 'simulate_nodes: [{ name: a }, { name: b }, { name: a }]\n'), ["llmgw.yaml: simulate_nodes[2].name: 'a' is already taken by simulate_nodes[0].name"]);
+  assert.equal(problems(BASE + 'simulate_nodes: [{ name: "a/b" }]\n'), [`llmgw.yaml: simulate_nodes[0].name: must be a host name (letters, digits, '.', '_' and '-', starting and ending with a letter or digit), got "a/b"`]);
+  assert.equal(problems(BASE + 'simulate_nodes: [{ name: a, gpus: 65 }]\n'), ['llmgw.yaml: simulate_nodes[0].gpus: must be ≤ 64']);
+});
+
+test('simulated nodes need a model with profiles and agent_insecure, each refusal saying why', () => {
+  assert.equal(problems(UNPLACED + 'agent_insecure: true\nsimulate_nodes: [{ name: a }]\n'), [
+    'llmgw.yaml: simulate_nodes: needs a model with profiles: only the control plane, which runs for such a model, places replicas on nodes; give a model profiles or remove simulate_nodes',
+  ]);
+  assert.equal(problems(SECURE + tls() + 'simulate_nodes: [{ name: a }]\n'), [
+    'llmgw.yaml: simulate_nodes: needs agent_insecure: true: the simulated nodes are agents in this process that dial the agent port in plaintext on loopback, with no client certificate for agent_tls',
+  ]);
+});
+
 test.run();

@@ -299,8 +299,18 @@ test('an empty file, or an empty catalog, is refused: it would serve nothing', (
   assert.equal(problems('models: []\n'), [`llmgw.yaml: ${why}`]);
 });
 
+/** FULL on a plaintext agent port, with simulated nodes (which refuse agent_tls). */
+const SIMULATED = FULL.replace(/agent_tls: .*\nagent_insecure: false\n/, 'agent_insecure: true\n') + 'simulate_nodes:\n  - { name: sim-a, gpus: 8 }\n  - { name: sim-b }\n';
+
+test('simulated nodes are read as written, gpus 4 by default', () => {
+  assert.equal(parseConfig(SIMULATED, 'full.yaml', {}).simulate_nodes, [
+    { name: 'sim-a', gpus: 8 },
+    { name: 'sim-b', gpus: 4 },
+  ]);
+});
+
 test('a loaded config has exactly the keys of the schema, all of them after defaults', () => {
-  const c = parseConfig(FULL, 'full.yaml', {});
+  const c = { ...parseConfig(FULL, 'full.yaml', {}), simulate_nodes: parseConfig(SIMULATED, 'full.yaml', {}).simulate_nodes };
   const check = (value: unknown, node: SchemaNode, at: string): void => {
     if (node.type === 'object' && node.propertyNames !== undefined) {
       const values = Object.values(value as object);
@@ -318,13 +328,23 @@ test('a loaded config has exactly the keys of the schema, all of them after defa
   check(c, configSchema as SchemaNode, '');
 });
 
-test('the embedded default is valid: loopback ports, one simulated model behind two engines', () => {
+test('the embedded default is valid: loopback ports, one placed model on two simulated nodes', () => {
   const c = loadConfig({ env: {} });
   assert.is(c.listen, '127.0.0.1:4000');
   assert.is(c.admin_listen, '127.0.0.1:4001');
-  assert.equal(c.models, [{ name: 'llmgw-sim', aliases: ['sim'], fallbacks: [], source: 'llmgw-sim', scaling: { min: 0, max: 1 }, profiles: [] }]);
-  assert.equal(c.simulate, [{ model: 'llmgw-sim', replicas: 2, speed: 1, flavor: 'vllm', seed: 0 }]);
-  assert.equal(c.endpoints, []);
+  assert.is(c.agent_listen, '127.0.0.1:4002');
+  assert.is(c.agent_insecure, true);
+  assert.is(c.control.settle_ms, 1000);
+  assert.equal(c.models.map((m) => [m.name, m.aliases, m.scaling]), [['llmgw-sim', ['sim'], { min: 2, max: 4 }]]);
+  assert.equal(
+    c.models[0]!.profiles.map((p) => [p.name, p.engine, p.gpu_class, p.tp, p.pp, p.nodes]),
+    [['h100-tp1', 'vllm', 'h100-80g', 1, 1, 1]],
+  );
+  assert.equal(c.simulate_nodes, [
+    { name: 'sim-node-a', gpus: 4 },
+    { name: 'sim-node-b', gpus: 4 },
+  ]);
+  assert.equal([c.simulate, c.endpoints], [[], []]);
 });
 
 test('the embedded default goes through the same checks: a bad env value is reported against it', () => {

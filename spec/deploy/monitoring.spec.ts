@@ -183,11 +183,11 @@ async function chat(model: string, stream = false): Promise<number> {
 
 test.before(async () => {
   const engine = await startFaultyEngine();
-  // The embedded default, plus what makes retries and fallbacks happen: an engine that
-  // fails every request ahead of the simulated ones, and a model whose only endpoint
-  // never lists it, with a fallback to the simulated model.
+  // The embedded default (its simulated fleet), plus what makes retries and fallbacks
+  // happen: an engine that fails every request ahead of the placed replicas, and a model
+  // whose only endpoint never lists it, with a fallback to the simulated model.
   const config = parseYaml(DEFAULT_CONFIG_YAML) as { models: object[]; [k: string]: unknown };
-  Object.assign(config, { listen: '127.0.0.1:0', admin_listen: '127.0.0.1:0', router: { poll_interval_ms: 100 } });
+  Object.assign(config, { listen: '127.0.0.1:0', admin_listen: '127.0.0.1:0', agent_listen: '127.0.0.1:0', router: { poll_interval_ms: 100 } });
   config.models.push({ name: 'unlisted', fallbacks: ['llmgw-sim'] });
   config.endpoints = [
     { id: 'faulty', url: engine, models: ['llmgw-sim'], priority: 1 },
@@ -200,9 +200,11 @@ test.before(async () => {
   admin = server.match[2]!;
   await until(async () => {
     const t = await metricsText();
-    const ready = ['faulty', 'sim-llmgw-sim-0', 'sim-llmgw-sim-1'].every((e) => t.includes(`llmgw_endpoint_ready{endpoint="${e}"} 1`));
-    return ready && ['sim-llmgw-sim-0', 'sim-llmgw-sim-1'].every((e) => t.includes(`llmgw_endpoint_scrape_age_seconds{endpoint="${e}"}`));
-  }, 'every endpoint but unlisted-0 ready and the simulated engines scraped', 20_000);
+    // The placed replicas' ids are the control plane's: llmgw-sim-<suffix>.
+    const placed = [...t.matchAll(/llmgw_endpoint_ready\{endpoint="(llmgw-sim-[^"]+)"\} 1/g)].map((m) => m[1]!);
+    const ready = placed.length === 2 && t.includes('llmgw_endpoint_ready{endpoint="faulty"} 1');
+    return ready && placed.every((e) => t.includes(`llmgw_endpoint_scrape_age_seconds{endpoint="${e}"}`));
+  }, 'every endpoint but unlisted-0 ready and the placed replicas scraped', 20_000);
 
   assert.is(await chat('sim'), 200, 'retried from the faulty engine onto a simulated one');
   assert.is(await chat('llmgw-sim', true), 200);

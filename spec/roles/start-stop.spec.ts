@@ -30,7 +30,7 @@ const test = suite('start and stop');
 test('npm start, then kill of npm, stops the server it started', async () => {
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
-    env: { ...process.env, LLMGW_LISTEN: '127.0.0.1:0', LLMGW_ADMIN_LISTEN: '127.0.0.1:0', LLMGW_LOG_LEVEL: 'info' },
+    env: { ...process.env, LLMGW_LISTEN: '127.0.0.1:0', LLMGW_ADMIN_LISTEN: '127.0.0.1:0', LLMGW_AGENT_LISTEN: '127.0.0.1:0', LLMGW_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

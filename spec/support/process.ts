@@ -13,6 +13,8 @@ export interface StartOptions {
   /** A line of stdout to wait for; its match is returned (capture groups for URLs). */
   waitFor: RegExp;
   env?: Record<string, string> | undefined;
+  /** Working directory; default the spec process's. */
+  cwd?: string | undefined;
   /** How long the line may take; default 15 s (a cold start on a loaded 2-core box). */
   timeoutMs?: number | undefined;
 }
@@ -45,6 +47,7 @@ export function startProcess(args: string[], opts: StartOptions): Promise<Starte
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...opts.env },
+    cwd: opts.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   track(child);

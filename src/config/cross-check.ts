@@ -24,6 +24,9 @@
 // - the agent port is either mTLS (agent_tls) or plaintext (agent_insecure), never both,
 //   and one of them once a model has profiles: the control plane then needs agents.
 // - control.lost_after_ms exceeds unreachable_after_ms; port_range is [lo, hi], lo ≤ hi.
+// - simulate_nodes names are unique; simulated nodes need a model with profiles (else no
+//   control plane runs to place anything on them) and agent_insecure: true (the
+//   in-process agents dial the agent port on loopback and hold no client certificate).
 // - endpoint urls parse as http(s) URLs.
 // - routing profile names are unique; a model's routing_profile and
 //   router.default_profile name a built-in or configured profile.
@@ -50,6 +53,7 @@ export function crossCheck(data: unknown): RawProblem[] {
 
   checkAddresses(data, fail);
   checkControlPlane(data, fail);
+  checkSimulatedNodes(data, fail);
   const profiles = checkRoutingProfiles(data, fail);
 
   // Names and aliases: one namespace. `taken` remembers where each was first declared
@@ -208,6 +212,24 @@ function checkControlPlane(data: Obj, fail: (segments: Segment[], message: strin
   const range = control.port_range;
   if (Array.isArray(range) && range.length === 2 && Number.isSafeInteger(range[0]) && Number.isSafeInteger(range[1]) && range[0] > range[1]) {
     fail(['control', 'port_range'], `[${String(range[0])}, ${String(range[1])}] is empty: the first port is the lowest, the second the highest`);
+  }
+}
+
+function checkSimulatedNodes(data: Obj, fail: (segments: Segment[], message: string) => void): void {
+  const nodes = list(data.simulate_nodes);
+  if (nodes.length === 0) return;
+  const seen = new Map<string, number>();
+  nodes.forEach((n, i) => {
+    if (!isObj(n) || !isName(n.name)) return;
+    const prev = seen.get(n.name);
+    if (prev !== undefined) fail(['simulate_nodes', i, 'name'], `'${n.name}' is already taken by simulate_nodes[${prev}].name`);
+    else seen.set(n.name, i);
+  });
+  if (!list(data.models).some(hasProfiles)) {
+    fail(['simulate_nodes'], 'needs a model with profiles: only the control plane, which runs for such a model, places replicas on nodes; give a model profiles or remove simulate_nodes');
+  }
+  if (data.agent_insecure !== true) {
+    fail(['simulate_nodes'], 'needs agent_insecure: true: the simulated nodes are agents in this process that dial the agent port in plaintext on loopback, with no client certificate for agent_tls');
   }
 }
 

@@ -25,4 +25,5 @@ export type {
   ScalingConfig,
   ScorerName,
   SimulateConfig,
+  SimulateNodeConfig,
 } from './types.js';

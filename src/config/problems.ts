@@ -4,7 +4,7 @@
 // through the same shape so one sort and one format cover them all.
 
 import type { ErrorObject } from 'ajv';
-import { ENV_NAME_PATTERN, HOST_PORT_PATTERN, HTTP_URL_PATTERN, RETIRED_KEYS, type SchemaNode } from './schema.js';
+import { ENV_NAME_PATTERN, HOST_PORT_PATTERN, HTTP_URL_PATTERN, NODE_NAME_PATTERN, RETIRED_KEYS, type SchemaNode } from './schema.js';
 import type { ConfigProblem } from './types.js';
 
 export type Segment = string | number;
@@ -161,6 +161,7 @@ export function fromAjvError(e: ErrorObject): RawProblem {
     case 'pattern':
       if (p.pattern === HOST_PORT_PATTERN) return { segments, message: `${HOST_PORT_MESSAGE}, got ${show(e.data)}` };
       if (p.pattern === HTTP_URL_PATTERN) return { segments, message: `${URL_MESSAGE}, got ${show(e.data)}` };
+      if (p.pattern === NODE_NAME_PATTERN) return { segments, message: `must be a host name (letters, digits, '.', '_' and '-', starting and ending with a letter or digit), got ${show(e.data)}` };
       return { segments, message: `must match ${String(p.pattern)}, got ${show(e.data)}` };
     default:
       return { segments, message: e.message ?? `fails ${e.keyword}` };

@@ -7,6 +7,7 @@
 // over unchanged.
 
 import { VLLM_LAUNCH_MODES } from '../messages/shard-spec.js';
+import { MAX_SIM_GPUS } from '../sim/nvidia-smi.js';
 
 /** The subset of JSON Schema (draft-07) this file uses. */
 export interface SchemaNode {
@@ -225,6 +226,21 @@ const simulate = object(
   { required: ['model'] },
 );
 
+/** A host name as hostname(1) prints it: what an agent's node_id must be. */
+export const NODE_NAME_PATTERN = '^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$';
+
+/** Each simulated node's engines bind their own loopback address, 127.0.0.2 and up. */
+export const MAX_SIMULATED_NODES = 64;
+
+const simulateNode = object(
+  'A simulated GPU node: the server starts a real agent for it in-process, with a simulated nvidia-smi and the sim engine as its vllm, so the control plane places replicas without GPUs.',
+  {
+    name: str("The node's id in the fleet (a host name); its state lives in .llmgw-state/sim-nodes/<name> under the working directory.", { pattern: NODE_NAME_PATTERN }),
+    gpus: int('How many GPUs it has, all H100 80GB HBM3 (class h100-80g) in one NVLink domain.', 1, { maximum: MAX_SIM_GPUS, default: 4 }),
+  },
+  { required: ['name'] },
+);
+
 const schema: SchemaNode = object(
   'llmgw server configuration. Every scalar key can be overridden by an LLMGW_* environment variable, nested keys joined by a double underscore (LLMGW_ROUTER__MAX_BODY_BYTES).',
   {
@@ -393,6 +409,11 @@ const schema: SchemaNode = object(
     models: list('The model catalog.', model, { default: [] }),
     endpoints: list('Static engines (router-only mode).', endpoint, { default: [] }),
     simulate: list('Simulated engines started in-process.', simulate, { default: [] }),
+    simulate_nodes: list(
+      'Simulated GPU nodes, each a real agent started in-process after the control plane; on shutdown they stop their engines. Needs a model with profiles and agent_insecure: true.',
+      simulateNode,
+      { maxItems: MAX_SIMULATED_NODES, default: [] },
+    ),
   },
   { $schema: 'http://json-schema.org/draft-07/schema#', title: 'llmgw.yaml' },
 );

@@ -122,6 +122,11 @@ export interface SimulateConfig {
   readonly num_gpu_blocks?: number;
 }
 
+export interface SimulateNodeConfig {
+  readonly name: string;
+  readonly gpus: number;
+}
+
 export interface AgentTlsConfig {
   readonly ca: string;
   readonly cert: string;
@@ -155,6 +160,7 @@ export interface Config {
   readonly models: readonly ModelConfig[];
   readonly endpoints: readonly EndpointConfig[];
   readonly simulate: readonly SimulateConfig[];
+  readonly simulate_nodes: readonly SimulateNodeConfig[];
 }
 
 /** Values the caller sets from CLI flags; they win over the file and the environment. */

@@ -9,8 +9,8 @@ import type { LogLevel } from '../config/types.js';
 import { LlmgwError } from '../errors.js';
 import { createLogger, setLogLevel } from '../log.js';
 import { drain, listen } from '../net/http-listen.js';
-import { FLEET_LINK, SUPERVISOR } from '../messages/agent.js';
-import { ActorSystem } from '../runtime/index.js';
+import { FLEET_LINK, SUPERVISOR, type SupervisorMsg } from '../messages/agent.js';
+import { ActorSystem, type ActorRef } from '../runtime/index.js';
 import { loadAgentConfig } from '../agent/config/load.js';
 import type { AgentConfig } from '../agent/config/schema.js';
 import { checkIbRoot, configKnobs, discoverInventory, type DiscoveryKnobs } from '../agent/discovery/index.js';
@@ -23,7 +23,11 @@ export interface AgentFlags {
 
 export interface RunningAgent {
   url: string;
-  close(): Promise<void>;
+  /**
+   * Closes the control interface and the stream. The engines are left running for the
+   * next agent to adopt, unless `stopEngines`: then each is stopped (drained first) before.
+   */
+  close(opts?: { stopEngines?: boolean }): Promise<void>;
 }
 
 const log = createLogger('agent');
@@ -37,7 +41,14 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
   const config = loadAgentConfig(flags.configPath, { listen: flags.listen });
   // As on the server, LLMGW_LOG_LEVEL beats the file: one knob for every role's logs.
   setLogLevel(logLevelFromEnv() ?? config.log_level);
-  const knobs = configKnobs(flags.configPath ?? 'agent.yaml (passed with --config)');
+  return startAgentWith(config, configKnobs(flags.configPath ?? 'agent.yaml (passed with --config)'));
+}
+
+/**
+ * Starts an agent from a validated config (agentConfigFrom), in this process beside
+ * whatever else runs in it: the log level stays the process's.
+ */
+export async function startAgentWith(config: AgentConfig, knobs: DiscoveryKnobs): Promise<RunningAgent> {
   await checkHardware(config, knobs);
   // `respawn`: a new thread restarts the supervisor, whose init adopts the engines again.
   const system = await ActorSystem.start({ threads: [{ name: 'agent', onDeath: 'respawn' }] });
@@ -72,9 +83,10 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
     const server = createControlPort({ supervisor, config, knobs });
     const url = await listen(server, config.listen, { key: 'listen', also: ['--listen'] });
     let closing: Promise<void> | undefined;
-    const close = (): Promise<void> =>
+    const close = (opts: { stopEngines?: boolean } = {}): Promise<void> =>
       (closing ??= (async () => {
         await drain(server, 1_000);
+        if (opts.stopEngines) await stopEngines(supervisor, config.drain_grace_ms + config.stop_timeout_ms);
         // The supervisor's stop lets go of the engines without stopping them (see runAgent).
         await system.shutdown();
       })());
@@ -84,6 +96,26 @@ export async function startAgent(flags: AgentFlags): Promise<RunningAgent> {
     throw err;
   }
 }
+
+/**
+ * Stops every shard at once and waits until none is left running. The supervisor
+ * answers a stop at once (no handler waits on a process), so its list is polled.
+ */
+async function stopEngines(supervisor: ActorRef<SupervisorMsg>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const s of await supervisor.ask({ type: 'list' })) {
+    const out = await supervisor.ask({ type: 'stop', id: s.id });
+    if (!out.ok) log.warn('engine did not stop', { shard: s.id, error: out.error.message });
+  }
+  for (;;) {
+    const running = (await supervisor.ask({ type: 'list' })).filter((s) => s.state !== 'stopped' && s.state !== 'failed');
+    if (running.length === 0) return;
+    if (Date.now() > deadline) return log.warn('engines still running after stopping them', { shards: running.map((s) => s.id), timeoutMs });
+    await new Promise((r) => setTimeout(r, STOP_POLL_MS));
+  }
+}
+
+const STOP_POLL_MS = 100;
 
 /**
  * Discovery once before anything starts: a node that cannot run nvidia-smi (without

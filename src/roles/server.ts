@@ -6,6 +6,7 @@ import { controlActor } from '../actors/control/control-actor.js';
 import { endpointRegistry } from '../actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../actors/endpoints/health-poller.js';
 import { simEngineActor } from '../actors/sim/sim-engine-actor.js';
+import { startSimulatedNodes, type SimulatedNodes } from './sim-nodes.js';
 import { createAdminPort, type DrainStatus } from '../admin/admin-port.js';
 import type { ReloadResult } from '../admin/reload-result.js';
 import { loadConfig, type Config } from '../config/index.js';
@@ -81,6 +82,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     },
     onBreakerChange: (endpoint, from, to) => log[to === 'closed' ? 'info' : 'warn']('circuit breaker', { endpoint, from, to }),
   });
+  let simNodes: SimulatedNodes | null = null;
   const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   try {
     await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table, configured: config.endpoints.map((e) => e.id), onChange: (added, removed) => syncPollers(system, table, config, added, removed) } });
@@ -92,6 +94,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     }
     await startPollers(system, table.all(), config);
     if (placed.length > 0) await startControlPlane(system, config, placed);
+    if (config.simulate_nodes.length > 0) simNodes = await startSimulatedNodes(system, table, config);
   } catch (err) {
     await system.shutdown();
     throw err;
@@ -159,6 +162,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
       if (cut > 0) log.warn('shutdown grace period over: requests still in flight were cut', { cut, graceMs });
     });
     await drain(adminPort, 1_000);
+    await simNodes?.close();
     records.flush();
     access?.flush();
     await system.shutdown();

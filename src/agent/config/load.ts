@@ -23,7 +23,6 @@ let validator: ValidateFunction | undefined;
 
 /** Reads and validates the agent config; no path means every default. `state_dir` comes back absolute. */
 export function loadAgentConfig(path: string | undefined, overrides: AgentConfigOverrides = {}): AgentConfig {
-  const source = path ?? '(defaults)';
   let data: unknown = {};
   if (path !== undefined) {
     try {
@@ -34,7 +33,16 @@ export function loadAgentConfig(path: string | undefined, overrides: AgentConfig
     }
   }
   if (overrides.listen !== undefined && typeof data === 'object' && data !== null) (data as Record<string, unknown>).listen = overrides.listen;
+  return agentConfigFrom(data, path ?? '(defaults)');
+}
 
+/**
+ * Validates an agent config given as data (what a file parses to), through the same
+ * schema and checks as a file; problems are attributed to `source`. The data is copied,
+ * since ajv writes the defaults into what it validates.
+ */
+export function agentConfigFrom(input: unknown, source: string): AgentConfig {
+  const data = structuredClone(input);
   validator ??= new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true }).compile(agentConfigSchema);
   const problems: ConfigProblem[] = validator(data)
     ? crossCheck(data as AgentConfig).map((p) => ({ source, ...p }))
