@@ -27,10 +27,15 @@ const NOT_RUN: Record<string, string> = {
   'npx llmgw run --role=server --config llmgw.yaml': "the README's example config names engines on other hosts",
   'npx llmgw ctl actors [--admin URL|HOST:PORT] [--token TOKEN] [--json]': 'a synopsis with placeholders; ctl actors is run bare',
   'npx llmgw run --role=sim': 'the bare role name; the sim line with its flags is run',
+  'npx llmgw ctl cordon NODE': 'a synopsis; ctl drain sim-node-a, which cordons, is run (a cordon here would leave that drain nowhere to go)',
+  'npx llmgw ctl drain NODE': 'a synopsis; ctl drain sim-node-a is run',
+  'npx llmgw ctl logs REPLICA\\|SHARD [--tail N]': 'a synopsis: replica ids are made at placement; spec/fleet runs ctl logs on a real replica',
 };
 /** Placeholders given a real value, the way a reader fills them in. */
 const FILLED: Record<string, string> = {
   'npx llmgw config check --config FILE': 'npx llmgw config check --config examples/llmgw.yaml',
+  'npx llmgw ctl replicas [--model M]': 'npx llmgw ctl replicas --model llmgw-sim',
+  'npx llmgw ctl explain-placement MODEL': 'npx llmgw ctl explain-placement llmgw-sim',
 };
 
 function commands(): string[] {
@@ -125,7 +130,7 @@ const RUNNERS: Runner[] = [
   { match: (c) => c === 'npx llmgw --version' || c === 'npx llmgw version', run: oneShot((r) => assert.match(r.stdout, /^llmgw \d+\.\d+\.\d+/)) },
   { match: (c) => c === 'npx llmgw config schema', run: oneShot((r) => assert.ok((JSON.parse(r.stdout) as { $schema?: string }).$schema)) },
   { match: (c) => c in FILLED, run: oneShot(() => {}) },
-  { match: (c) => /^npx llmgw ctl (actors|admission|endpoints)$/.test(c), run: oneShot((r) => assert.ok(r.stdout.length > 0)) },
+  { match: (c) => /^npx llmgw ctl (actors|admission|endpoints|models|reload)$/.test(c), run: oneShot((r) => assert.ok(r.stdout.length > 0)) },
   { match: (c) => c.startsWith('curl '), run: oneShot((r) => assert.match(r.stdout, /"choices"/)) },
   {
     match: (c) => c.startsWith('npx llmgw run --role=sim --listen'),
