@@ -50,6 +50,7 @@ test('each scalar key outside a list has a variable; lists have none', () => {
     'LLMGW_ROUTER__STALE_AFTER_MS',
     'LLMGW_RUNTIME__ASK_TIMEOUT_MS',
     'LLMGW_RUNTIME__SHUTDOWN_TIMEOUT_MS',
+    'LLMGW_STATE_DIR',
   ]);
 });
 
