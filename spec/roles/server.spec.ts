@@ -83,7 +83,9 @@ test('the openai client gets legacy completions, streamed and not; usage comes o
 test('concurrent requests are spread over both simulated engines by their in-flight counts', async () => {
   const seen = await Promise.all(
     Array.from({ length: 4 }, async () => {
-      const res = await request(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'llama', prompt: 'hi', max_tokens: 64 }) });
+      // Long enough (~0.4 s at speed 50) that all four are in flight together even when a
+      // loaded machine staggers their arrival: the spread is by in-flight counts.
+      const res = await request(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'llama', prompt: 'hi', max_tokens: 2000, ignore_eos: true }) });
       await res.body.dump();
       return String(res.headers['x-llmgw-endpoint']);
     }),
