@@ -4,6 +4,9 @@
 // against the direct path measured in the same run, because absolute times on this
 // shared 2-core machine move from run to run.
 
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { findNginx, startNginx } from './baselines/nginx.js';
 import { fmtDelta, fmtNum, fmtRate, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
 import { closedLoop, LoadClient, type Sample } from './load/http-load.js';
@@ -29,7 +32,7 @@ const HIGH_C = 32;
 
 export const suite: Suite = {
   name: 'overhead',
-  description: 'latency a proxy adds in front of an instant engine, and req/s at c=32: direct vs bare Node proxy vs llmgw vs nginx',
+  description: 'latency a proxy adds in front of an instant engine, and req/s at c=32: direct vs bare Node proxy vs llmgw (admission off; control plane running) vs nginx',
   run,
 };
 
@@ -55,11 +58,34 @@ async function run(): Promise<void> {
       llmgwConfig({ model: MODEL, endpoints: [{ id: 'static', url: upstreamUrl }], extra: [extraConfigFromEnv(), { router: { admission: { enabled: false } } }] }),
     );
     procs.push(noAdmission);
+    // The same server running a control plane beside the data port: two simulated nodes
+    // (real agents in-process) heartbeating, a placed model of its own on them. The
+    // requests measured go to the static model, so only the control plane's presence differs.
+    const stateDir = await mkdtemp(join(tmpdir(), 'llmgw-bench-control-'));
+    const withControl = await startLlmgw(
+      llmgwConfig({
+        model: MODEL,
+        endpoints: [{ id: 'static', url: upstreamUrl }],
+        extra: [
+          extraConfigFromEnv(),
+          {
+            agent_listen: '127.0.0.1:0',
+            agent_insecure: true,
+            state_dir: join(stateDir, 'server'),
+            control: { settle_ms: 500 },
+            models: [{ name: MODEL }, { name: 'placed-model', scaling: { min: 2, max: 2 }, profiles: [{ name: 'h100-tp1', gpu_class: 'h100-80g', tp: 1 }] }],
+            simulate_nodes: [{ name: 'bench-node-a', gpus: 2 }, { name: 'bench-node-b', gpus: 2 }],
+          },
+        ],
+      }),
+    );
+    procs.push(withControl);
     const targets: Target[] = [
       { name: 'direct to the engine', url: upstreamUrl },
       { name: 'bare Node+undici proxy', url: proxy.match[1]! },
       { name: 'llmgw', url: llmgw.url },
       { name: 'llmgw, admission off', url: noAdmission.url },
+      { name: 'llmgw, control plane running', url: withControl.url },
     ];
     const nginxBin = findNginx();
     if (nginxBin) {
