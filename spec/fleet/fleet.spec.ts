@@ -171,6 +171,20 @@ spec('a scale-down by reload drains the extra replica with no failed request; a 
   await until(() => /reload refused/.test(fleet.server.stderr()), 'the bad file refused', 10_000);
   assert.match(fleet.server.stderr(), /models\[0\]\.profiles\[0\]\.tp/);
   assert.is((await readyReplicas(fleet, 'chat')).length, 1, 'the running config stays');
+
+  // A model added by a reload is placed, routed and counted under its own name.
+  fleet.rewrite(`${CHAT(1)}
+  - name: added
+    aliases: [added-alias]
+    profiles: [{ name: h100-tp1, engine: vllm, gpu_class: h100-80g, tp: 1 }]`);
+  const again = await runCli(['ctl', 'reload', '--admin', fleet.server.admin]);
+  assert.is(again.code, 0, again.stderr);
+  assert.match(again.stdout, /added: added/);
+  await untilServing(fleet, 'added', 1);
+  const res2 = await fleet.openai().chat.completions.create({ model: 'added-alias', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+  assert.is(res2.model, 'added');
+  const metrics = await (await fetch(`${fleet.server.admin}/metrics`)).text();
+  assert.match(metrics, /llmgw_requests_total\{[^}]*model="added"/);
 });
 
 const BIG = `  - name: big

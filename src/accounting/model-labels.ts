@@ -14,3 +14,13 @@ export class ModelLabels {
     return Object.hasOwn(this.names, name) ? this.names[name]! : ModelLabels.UNKNOWN;
   }
 }
+
+/** Every name a client may send (canonical and alias) → the canonical model it is counted under. */
+export function catalogLabels(models: readonly { readonly name: string; readonly aliases: readonly string[] }[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const m of models) {
+    labels[m.name] = m.name;
+    for (const a of m.aliases) labels[a] = m.name;
+  }
+  return labels;
+}

@@ -66,6 +66,8 @@ export type AccountingMsg =
    */
   | ({ type: 'records'; records: UsageRecord[] } & Ask<void>)
   | ({ type: 'recent'; limit: number } & Ask<UsageRecord[]>)
-  | ({ type: 'totals' } & Ask<UsageTotals>);
+  | ({ type: 'totals' } & Ask<UsageTotals>)
+  /** A reloaded catalog: every name a client may send → its canonical model (metric labels hold only these). */
+  | { type: 'catalog'; models: Record<string, string> };
 
 export const ACCOUNTING = address<AccountingMsg>('accounting');

@@ -4,12 +4,14 @@
 // name with their aliases and fallbacks, and the static endpoint list. A bad file
 // changes nothing. What only a restart applies (ports, TLS, router and control timings)
 // is named in the answer, never silently ignored.
+import { catalogLabels } from '../accounting/model-labels.js';
 import type { ReloadResult } from '../admin/reload-result.js';
 import { DEFAULT_CONFIG_SOURCE, loadConfig, type Config, type ConfigOverrides, type ConfigProblem } from '../config/index.js';
 import { placedModels } from '../control/catalog.js';
 import type { DataPort } from '../dataport/data-port.js';
 import { LlmgwError } from '../errors.js';
 import { createLogger } from '../log.js';
+import type { AccountingMsg } from '../messages/accounting.js';
 import type { ControlMsg } from '../messages/control.js';
 import type { EndpointRegistryMsg } from '../messages/endpoints.js';
 import { Admission } from '../router/admission/admission.js';
@@ -25,6 +27,7 @@ export interface Reloadable {
   readonly dataPort: DataPort;
   readonly table: EndpointTable;
   readonly registry: ActorRef<EndpointRegistryMsg>;
+  readonly accounting: ActorRef<AccountingMsg>;
   /** Null when no control plane runs. */
   readonly control: ActorRef<ControlMsg> | null;
   /** Admission per model, shared with the data port; null when admission is off. */
@@ -56,6 +59,7 @@ export async function reload(r: Reloadable): Promise<ReloadResult> {
   if (r.admissions) {
     for (const m of next.models) if (!r.admissions.has(m.name)) r.admissions.set(m.name, new Admission(m.name, r.table, next.router.admission, next.router.stale_after_ms));
   }
+  r.accounting.tell({ type: 'catalog', models: catalogLabels(next.models) });
   r.dataPort.setCatalog(new Catalog(next.models), new Map(next.models.flatMap((m) => (m.routing_profile ? [[m.name, m.routing_profile] as const] : []))));
   await r.registry.ask(
     {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { accounting } from '../actors/accounting/accounting.js';
+import { catalogLabels } from '../accounting/model-labels.js';
 import { UsageBatcher, usageBatcherMetrics } from '../accounting/usage-batcher.js';
 import { admissionActor } from '../actors/admission/admission-actor.js';
 import { controlActor } from '../actors/control/control-actor.js';
@@ -87,7 +88,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   try {
     await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table, configured: config.endpoints.map((e) => e.id), onChange: (added, removed) => syncPollers(system, table, config, added, removed) } });
     if (admissions) await system.spawn(admissionActor, { address: ADMISSION, args: { admissions, tickMs: ADMISSION_TICK_MS } });
-    await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: modelLabels(config) } });
+    await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: catalogLabels(config.models) } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) {
       table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, enginePriority: e.priority_scheduling ?? null });
@@ -132,6 +133,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     dataPort,
     table,
     registry: system.ref(ENDPOINT_REGISTRY),
+    accounting: usage,
     control: placed.length > 0 ? system.ref(CONTROL) : null,
     admissions,
   };
@@ -203,19 +205,6 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     log.info('SIGHUP: reloading the config');
     server.reload().catch((err: unknown) => log.error('reload failed', { error: err }));
   });
-}
-
-/**
- * Every name a client may send → the canonical model it is counted under. Metric labels
- * hold only these (anything else is `unknown`), so clients cannot grow series at will.
- */
-function modelLabels(config: Config): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const m of config.models) {
-    labels[m.name] = m.name;
-    for (const a of m.aliases) labels[a] = m.name;
-  }
-  return labels;
 }
 
 async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {

@@ -36,5 +36,9 @@ export const accounting = defineActor<AccountingMsg>()({
     },
     recent: (s, { limit }) => s.ledger.recent(limit),
     totals: (s) => s.ledger.totals,
+    // A restart of this actor goes back to the names it was spawned with, until the next reload.
+    catalog: (s, m) => {
+      s.labels = new ModelLabels(m.models);
+    },
   },
 });
