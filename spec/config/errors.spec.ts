@@ -69,11 +69,19 @@ test('addresses must be HOST:PORT, with a real port, and the two ports must diff
   assert.equal(problems(BASE.replace('listen: "127.0.0.1:4000"', 'listen: "127.0.0.1:70000"')), [
     'llmgw.yaml: listen: must be HOST:PORT (e.g. 127.0.0.1:4000), got "127.0.0.1:70000" (ports go up to 65535)',
   ]);
-  assert.equal(problems(BASE + 'admin_listen: "0.0.0.0:4000"\n'), ['llmgw.yaml: admin_listen: must differ from listen (both use port 4000)']);
-  assert.equal(problems(BASE.replace('127.0.0.1:4000', '[::]:4000') + 'admin_listen: "10.0.0.1:4000"\n'), ['llmgw.yaml: admin_listen: must differ from listen (both use port 4000)'], 'the IPv6 wildcard covers every address');
+  assert.equal(problems(BASE + 'admin_listen: "0.0.0.0:4000"\nadmin_token: t\n'), ['llmgw.yaml: admin_listen: must differ from listen (both use port 4000)']);
+  assert.equal(problems(BASE.replace('127.0.0.1:4000', '[::]:4000') + 'admin_listen: "10.0.0.1:4000"\nadmin_token: t\n'), ['llmgw.yaml: admin_listen: must differ from listen (both use port 4000)'], 'the IPv6 wildcard covers every address');
   // Port 0 picks a free port for each, so both may ask for it.
   parseConfig(BASE.replace('127.0.0.1:4000', '127.0.0.1:0') + 'admin_listen: "127.0.0.1:0"\n', 'llmgw.yaml', {});
-  parseConfig(BASE.replace('127.0.0.1:4000', '[::1]:4000') + 'admin_listen: ":4001"\n', 'llmgw.yaml', {});
+  parseConfig(BASE.replace('127.0.0.1:4000', '[::1]:4000') + 'admin_listen: ":4001"\nadmin_token: t\n', 'llmgw.yaml', {});
+});
+
+test('an admin port off loopback needs a token: the admin API drains nodes and reloads the config', () => {
+  assert.equal(problems(BASE + 'admin_listen: "0.0.0.0:4001"\n'), [
+    'llmgw.yaml: admin_token: is required: admin_listen 0.0.0.0:4001 is not a loopback address, and the admin API drains nodes, reloads the config and reads usage; set admin_token, or bind admin_listen to 127.0.0.1',
+  ]);
+  parseConfig(BASE + 'admin_listen: "[::1]:4001"\n', 'llmgw.yaml', {});
+  parseConfig(BASE + 'admin_listen: "0.0.0.0:4001"\nadmin_token: s3cret\n', 'llmgw.yaml', {});
 });
 
 test('endpoint urls must be http(s) URLs', () => {

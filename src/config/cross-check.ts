@@ -32,7 +32,7 @@
 //   router.default_profile name a built-in or configured profile.
 // - admission band names are unique; default_band and a profile's band name a band.
 
-import { parseHostPort } from '../net/host-port.js';
+import { isLoopback, parseHostPort } from '../net/host-port.js';
 import { didYouMean, formatPath, HOST_PORT_MESSAGE, URL_MESSAGE, show, type RawProblem, type Segment } from './problems.js';
 import { gpusPerNodeOf, scalingOf } from './model-defaults.js';
 import { BUILTIN_ROUTING_PROFILES } from './routing-profiles.js';
@@ -279,6 +279,11 @@ function checkAddresses(data: Obj, fail: (segments: Segment[], message: string) 
     } catch {
       fail([key], `${HOST_PORT_MESSAGE}, got ${show(v)} (ports go up to 65535)`);
     }
+  }
+  // The admin API drains nodes, reloads the config and reads usage: off loopback it needs a token.
+  const admin = parsed.admin_listen;
+  if (admin && !isLoopback(admin.host) && (typeof data.admin_token !== 'string' || data.admin_token === '')) {
+    fail(['admin_token'], `is required: admin_listen ${String(data.admin_listen)} is not a loopback address, and the admin API drains nodes, reloads the config and reads usage; set admin_token, or bind admin_listen to 127.0.0.1`);
   }
   // Each address is reported against the first one it collides with.
   keys.forEach((key, j) => {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { LlmgwError } from '../errors.js';
 
 export interface HostPort {
@@ -19,4 +20,10 @@ export function parseHostPort(value: string, what: string): HostPort {
 export function urlFor(host: string, port: number, scheme = 'http'): string {
   const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return `${scheme}://${h.includes(':') ? `[${h}]` : h}:${port}`;
+}
+
+/** Whether `host` is this machine's loopback: reachable from this host alone. */
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
 }

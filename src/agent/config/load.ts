@@ -11,7 +11,7 @@ import { LlmgwError } from '../../errors.js';
 import { readConfigFile } from '../../config/load.js';
 import { formatPath, formatProblem, fromAjvError } from '../../config/problems.js';
 import type { ConfigProblem } from '../../config/types.js';
-import { parseHostPort } from '../../net/host-port.js';
+import { isLoopback, parseHostPort } from '../../net/host-port.js';
 import { resolveFabrics } from '../discovery/index.js';
 import { agentConfigSchema, type AgentConfig } from './schema.js';
 
@@ -139,11 +139,6 @@ function unreadable(path: string): string | null {
     const e = err as NodeJS.ErrnoException;
     return `cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.message}${e.code ? ` (${e.code})` : ''}`;
   }
-}
-
-function isLoopback(host: string): boolean {
-  if (host === 'localhost' || host === '::1') return true;
-  return isIP(host) === 4 && host.startsWith('127.');
 }
 
 function deepFreeze<T>(v: T): T {
