@@ -26,7 +26,10 @@ let server: Started;
 let url: string;
 let host: string;
 let port: number;
-const agent = new Agent({ connections: CONCURRENCY, pipelining: 1 });
+// Idle sockets are let go after 1 s, far inside the server's 5 s keep-alive, so that a
+// loaded machine's late timers cannot reuse one the server is closing (a reset that
+// would read as the gateway failing a request).
+const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 1_000 });
 
 test.before(async () => {
   sim = await startProcess(['run', '--role=sim', '--listen', '127.0.0.1:0', '--model', 'm', '--speed', '1000', '--seed', '1', '--max-model-len', String(MAX_MODEL_LEN), '--fragile'], {

@@ -159,6 +159,8 @@ export async function startNode(fleet: Fleet, name: string, opts: NodeOptions = 
   const agent = await startProcess(['run', '--role=agent', '--config', config], {
     waitFor: /^llmgw agent listening on (\S+)$/,
     env: { LLMGW_LOG_LEVEL: 'info', LLMGW_SIM_SPEED: '20' },
+    // Several agents and engines starting at once on 2 cores: a start can take long.
+    timeoutMs: 45_000,
   });
   const node: FleetNode = { name, address, stateDir, config, agent, url: agent.match[1]! };
   fleet.nodes.set(name, node);

@@ -49,7 +49,8 @@ spec('an adopted engine that dies is noticed by polling and fails with the outpu
   await ctx.h.reach('eng', 'ready');
   signalGroup(pgid, 'SIGKILL');
   const failed = await ctx.h.reach('eng', 'failed');
-  assert.match(failed.reason!, /^engine \S+ \(pid \d+\) exited \(adopted, so its exit status is unknown: pid \d+ is gone\)$/);
+  // What the teardown found may follow after '; ' (on a loaded machine, a group slow to reap).
+  assert.match(failed.reason!, /^engine \S+ \(pid \d+\) exited \(adopted, so its exit status is unknown: pid \d+ is gone\)(;|$)/, failed.reason!);
   assert.ok(failed.tail!.some((l) => l.includes('INFO serving on')), failed.tail!.join('\n'));
 });
 
