@@ -4,13 +4,13 @@ import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
 
 const chain = (...hs: number[]): Float64Array => Float64Array.from(hs);
 
-test('the share matched is the longest served prefix, stopping at the first block nobody served', () => {
+test('the blocks matched are the longest served prefix, stopping at the first block nobody served', () => {
   const index = new PrefixIndex(1_000);
   index.record(chain(1, 2, 3, 4), 'a');
   index.record(chain(1, 2, 9), 'b');
   const out = new Float64Array(3);
   index.match(chain(1, 2, 3, 4, 5, 6, 7, 8), ['a', 'b', 'c'], out);
-  assert.equal([...out], [0.5, 0.25, 0]);
+  assert.equal([...out], [4, 2, 0]);
   index.match(chain(7, 2, 3), ['a', 'b', 'c'], out);
   assert.equal([...out], [0, 0, 0], 'a chain that differs in its first block matches nothing');
 });

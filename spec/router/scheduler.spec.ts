@@ -164,6 +164,34 @@ test('chat profile: affinity wins against a load difference, until the cached en
   assert.is(s.pick(eps, req({ prefix: h }), profile)!.id, 'e1', 'no hotspot on a queueing engine');
 });
 
+test('chat profile: a conversation stays on the engine holding its history over one holding only the shared system prompt, until that engine queues', () => {
+  const fresh = { waiting: 0, running: 2, kvUsage: 0.3 };
+  const { eps } = tableOf(2, () => ({ load: { ...fresh }, loadAt: NOW }));
+  const { index, profile } = setup();
+  const s = new Scheduler();
+  const block = (text: string) => hashPrefix({ text, blockChars: 64 });
+  // A system prompt of 50 blocks, ~90% of the prompt, as with a long shared instruction
+  // block. e1 served turn 1; e0 served another conversation of the same application.
+  const system = 'You are a careful assistant for one application. '.repeat(64);
+  const turn1 = `${system}user: how do I reset my password?`.padEnd(system.length + 128, ' ');
+  const turn2 = `${turn1}assistant: open the settings page and choose reset.`.padEnd(turn1.length + 128, ' ') + 'user: and then?'.padEnd(64, ' ');
+  index.record(block(`${system}user: something else`.padEnd(system.length + 128, ' ')), 'e0');
+  index.record(block(turn1), 'e1');
+  const load = (e: EndpointState, inflight: number, waiting: number) => {
+    e.inflight = e.inflightAtLoad = inflight;
+    e.load = { ...fresh, waiting };
+  };
+  const pickTurn2 = () => s.pick(eps, req({ prefix: block(turn2) }), profile)!.id;
+
+  load(eps[0]!, 0, 0);
+  load(eps[1]!, 1, 0);
+  assert.is(pickTurn2(), 'e1', 'one more in flight is cheaper than prefilling the history again');
+  load(eps[1]!, 4, 0);
+  assert.is(pickTurn2(), 'e1', 'busier, but not queueing: the history is worth more');
+  load(eps[1]!, 4, 3);
+  assert.is(pickTurn2(), 'e0', 'a queue costs more than the history: the conversation moves');
+});
+
 test('session affinity is stable per key, spread across keys, and moves only the sessions of a removed endpoint', () => {
   const { eps } = tableOf(4);
   const { profile } = setup({ session: 1 });

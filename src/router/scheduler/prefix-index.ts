@@ -26,9 +26,9 @@ export class PrefixIndex {
   }
 
   /**
-   * For each candidate, the share of `hashes` (0–1) it served last, into `out`. Walks the
-   * chain from the start and stops at the first block nobody served: a chained hash
-   * cannot match past a mismatch.
+   * For each candidate, how many leading blocks of `hashes` it served last, into `out`.
+   * Walks the chain from the start and stops at the first block nobody served: a chained
+   * hash cannot match past a mismatch.
    */
   match(hashes: Float64Array, ids: readonly string[], out: Float64Array): void {
     out.fill(0, 0, ids.length);
@@ -51,7 +51,7 @@ export class PrefixIndex {
     if (owners.length === 0) return;
     for (let i = 0; i < ids.length; i++) {
       const at = owners.indexOf(ids[i]!);
-      if (at !== -1) out[i] = depth[at]! / hashes.length;
+      if (at !== -1) out[i] = depth[at]!;
     }
   }
 

@@ -83,13 +83,23 @@ export function createScorers(deps: ScorerDeps): Record<ScorerName, Scorer> {
       for (let i = 0; i < n; i++) out[i] = 1 - v[i]!;
     }),
 
+    // By the blocks a candidate would prefill beyond what the best one would: k more
+    // scores 1/(k+1). Blocks every candidate must prefill (the new message, the last
+    // answer) do not dilute the difference, nor does a long system prompt they all hold:
+    // as a share of the prompt, an engine holding only the shared system prompt scored
+    // nearly as well as the one also holding the conversation, and one more request in
+    // flight moved the conversation off its cache.
     prefix: {
       name: 'prefix',
       score(candidates, req, out) {
-        if (req.prefix === null || req.prefix.length === 0) return void out.fill(0, 0, candidates.length);
+        const n = candidates.length;
+        if (req.prefix === null || req.prefix.length === 0) return void out.fill(0, 0, n);
         ids.length = 0;
         for (const c of candidates) ids.push(c.id);
         deps.prefixIndex.match(req.prefix, ids, out);
+        let best = 0;
+        for (let i = 0; i < n; i++) if (out[i]! > best) best = out[i]!;
+        for (let i = 0; i < n; i++) out[i] = 1 / (best - out[i]! + 1);
       },
     },
 
