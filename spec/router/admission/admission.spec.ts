@@ -115,7 +115,9 @@ test('once an engine was seen queueing, a burst is counted against its batch cap
   eps[0]!.load = { waiting: 0, running: 1, kvUsage: 0.2 };
   eps[0]!.inflight = eps[0]!.inflightAtLoad = 1;
   eps[0]!.inflight += 6; // a burst since the scrape
-  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'capacity unknown: the engine had free slots, trust it');
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/, 'capacity unknown: of the 6 sent since, those beyond twice the one it ran wait');
+  eps[0]!.peakRunning = 8;
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'it was once seen running 8: room for 16');
   eps[0]!.batchCapacity = 4;
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /3 waiting in the engines of 1 replicas/, '1 running + 6 sent − 4 slots');
   eps[0]!.batchCapacity = 10;
@@ -138,6 +140,20 @@ test('requests the engine had not counted yet when scraped: the first band trust
   eps[0]!.inflightAtLoad = 8;
   eps[0]!.inflight = 8;
   assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }) ?? '', /none under the target/, 'one free slot and the target of 2');
+});
+
+test('engines of unknown size: both bands count what was sent since a scrape that showed no queue', () => {
+  // A flood sent within one poll interval: the scrape still shows 4 running and nothing
+  // waiting, but 12 more are on their way into the engine.
+  const { table, eps } = tableOf(1, () => ({ loadAt: Date.now(), load: { waiting: 0, running: 4, kvUsage: 0.2 }, inflight: 16, inflightAtLoad: 4 }));
+  const a = new Admission('m', table, CFG, STALE);
+  const now = Date.now();
+  assert.match(a.saturated(now, 0) ?? '', /8 waiting in the engines of 1 replicas/, 'platinum does not go into an engine already full: 16 there, twice the 4 it ran taken as its size');
+  eps[0]!.inflight = 9;
+  assert.is(a.saturated(now, 0), null, '9 there: one waits, under the target of 2');
+  eps[0]!.inflight = 16;
+  eps[0]!.peakRunning = 16;
+  assert.is(a.saturated(now, 0), null, 'an engine once seen running 16 has room for the 12');
 });
 
 test('not saturated: admitted at once; saturated: queued, then released highest band first as room appears', async () => {
@@ -247,7 +263,7 @@ test('aging: a lower band held back by the room kept for a steady first band goe
 
 test('engines of unknown size: lower bands slow-start only once the first band has been seen', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
-  Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 4, inflightAtLoad: 1 });
+  Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 3, inflightAtLoad: 1 });
   const a = new Admission('m', table, CFG, STALE);
   const now = Date.now();
   assert.is(a.saturated(now, 1), null, 'no first-band traffic: a burst goes at once, the engine queues it if it must');

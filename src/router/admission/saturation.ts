@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { EndpointState } from '../endpoint-table.js';
-import { backlog, occupancy } from '../load-estimate.js';
+import { admissionBacklog, backlog, occupancy } from '../load-estimate.js';
 
 /** Why a model's engines count as saturated, or null when they can take more now. */
 export type Saturation = string | null;
@@ -33,7 +33,7 @@ export interface SaturationQuery {
  *
  * The first band may go while some replica has fewer than `target_waiting_per_replica`
  * waiting inside its engine (free batch slots count as room too), trusting the scrape
- * (leaning idle). Lower bands are held to a stricter rule (leaning busy): they only fill
+ * (leaning idle) but counting what the router sent since (`admissionBacklog`). Lower bands are held to a stricter rule (leaning busy): they only fill
  * free batch slots outside the reserved share, and leave as many again as the first
  * band has in flight — a lower-band request waiting inside an engine would take the
  * next free slot ahead of an interactive request arriving a moment later.
@@ -60,7 +60,7 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
     fresh++;
     // Each band reads only its own rule's figures: this runs on every request.
     if (q.holdBack === null) {
-      const b = backlog(e, cfg.kv_ceiling, 'idle');
+      const b = admissionBacklog(e, cfg.kv_ceiling, 'idle');
       waiting += Math.max(0, b);
       room += Math.max(0, target - b);
     } else {
