@@ -21,6 +21,7 @@ const CFG: AdmissionConfig = {
   stale_inflight_per_replica: 8,
   max_queued: 1_000,
   aging_ms: 60_000,
+  prefill_tokens_per_replica: 0,
 };
 
 const TOP = { inTransit: 0, holdBack: null, slowStart: true };
@@ -271,6 +272,43 @@ test('engines of unknown size: lower bands slow-start only once the first band h
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: as many again as the engine ran, no more');
   eps[0]!.inflight = 1;
   assert.is(a.saturated(now, 1), null, 'nothing sent since the scrape: one more');
+});
+
+test('prefill pacing: lower-band prompts being prefilled stay within the budget per replica, and the next go as they reach their first token', async () => {
+  // Plenty of free slots, so only pacing holds bronze back.
+  const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const now = Date.now();
+  assert.ok(a.paces(1) && !a.paces(0), 'the first band is never paced');
+  const first = a.tryAdmit(1, now, 1_500)!;
+  const second = a.tryAdmit(1, now, 1_500)!;
+  assert.ok(first && second, '3,000 tokens of the 4,000 two replicas allow');
+  assert.match(a.holdReason(1, now, 1_500) ?? '', /3000 prompt tokens of lower bands being prefilled; 1500 more would pass the budget of 4000 \(2000 per replica\)/);
+  assert.ok(a.tryAdmit(0, now, 1_500), 'platinum is not held by bronze prefills');
+  const released: number[] = [];
+  const ac = new AbortController();
+  const waits = [a.wait(1, now, ac.signal, 1_500), a.wait(1, now, ac.signal, 1_500)].map((w, i) => w.then((p) => (released.push(i), p)));
+  a.release(now);
+  await new Promise(setImmediate);
+  assert.equal(released, [], 'the wave waits for the prefills ahead of it');
+  first.firstToken(now);
+  first.firstToken(now);
+  await new Promise(setImmediate);
+  assert.equal(released, [0], 'one first token lets one more in, not the whole wave (a first token counted once)');
+  second.release(now);
+  await new Promise(setImmediate);
+  assert.equal(released, [0, 1], 'a request that ends before its first token gives its tokens back too');
+  const later = await Promise.all(waits);
+  for (const p of later) p!.release(now);
+  const big = a.tryAdmit(1, now, 9_000);
+  assert.ok(big, 'a prompt over the whole budget still goes when nothing else is being prefilled');
+  big.release(now);
+  const off = new Admission('m', table, CFG, STALE);
+  assert.not.ok(off.paces(1), 'a budget of 0: no pacing');
+  eps[1]!.ready = false;
+  const one = a.tryAdmit(1, now, 1_500)!;
+  assert.match(a.holdReason(1, now, 1_000) ?? '', /budget of 2000/, 'the budget follows the replicas taking traffic');
+  one.release(now);
 });
 
 test('a client that leaves while queued is removed at once; a timeout rejects with 503', async () => {

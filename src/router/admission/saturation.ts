@@ -86,6 +86,18 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
   return null;
 }
 
+/** The replicas taking traffic now: the usable ones of the highest usable priority. */
+export function servingReplicas(endpoints: readonly EndpointState[], now: number): number {
+  let top = -Infinity;
+  let n = 0;
+  for (const e of endpoints) {
+    if (!usable(e, now)) continue;
+    if (e.priority > top) [top, n] = [e.priority, 0];
+    if (e.priority === top) n++;
+  }
+  return n;
+}
+
 function usable(e: EndpointState, now: number): boolean {
   return e.ready && !e.draining && e.health.blocked(now) === null;
 }
