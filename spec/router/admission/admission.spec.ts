@@ -24,7 +24,7 @@ const CFG: AdmissionConfig = {
   prefill_tokens_per_replica: 0,
 };
 
-const TOP = { inTransit: 0, holdBack: null, slowStart: true };
+const TOP = { inTransit: 0, holdBack: null, slowStart: true, limit: 4 };
 const fresh = (waiting: number, kvUsage = 0.2) => ({ load: { waiting, running: 4, kvUsage }, loadAt: NOW - 100 });
 
 test('each saturation signal on its own: the waiting queue, KV usage, in-flight counts when metrics are stale', () => {
@@ -60,7 +60,7 @@ test('a scrape exactly staleAfterMs old is still read; a full cache must be seen
 test('the reserved share is rounded up: a fraction of a slot keeps a whole one', () => {
   const { eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 7 }));
   const cfg = { ...CFG, reserved_share: 0.2 }; // 1.4 of 7 slots: 2 reserved, 5 for lower bands
-  const bronze = { inTransit: 0, holdBack: 0, slowStart: true };
+  const bronze = { inTransit: 0, holdBack: 0, slowStart: true, limit: 4 };
   eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
   assert.is(saturation(eps, cfg, NOW, STALE, bronze), null);
   eps[0]!.load = { waiting: 0, running: 5, kvUsage: 0.2 };
@@ -131,7 +131,7 @@ test('requests the engine had not counted yet when scraped: the first band trust
   // The router had 10 in flight when the engine reported 8: two had not reached its
   // scheduler yet.
   Object.assign(eps[0]!, { load: { waiting: 0, running: 8, kvUsage: 0.2 }, inflight: 10, inflightAtLoad: 10 });
-  const bronze = { inTransit: 0, holdBack: 0, slowStart: true };
+  const bronze = { inTransit: 0, holdBack: 0, slowStart: true, limit: 4 };
   assert.match(saturation(eps, CFG, NOW, STALE, bronze) ?? '', /no free batch slot/, 'bronze: 10 of 10 slots taken');
   assert.is(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }), null, 'platinum: 2 free slots and the target of 2');
   assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 4 }) ?? '', /none under the target/);
@@ -262,16 +262,27 @@ test('aging: a lower band held back by the room kept for a steady first band goe
   assert.ok(released, 'after one aging period it counts as platinum, and platinum has room');
 });
 
-test('engines of unknown size: lower bands slow-start only once the first band has been seen', () => {
+test('engines of unknown size: once the first band has been seen, lower bands go while the router has fewer in flight than the adaptive limit', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
-  Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 3, inflightAtLoad: 1 });
+  Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 4, inflightAtLoad: 1 });
   const a = new Admission('m', table, CFG, STALE);
   const now = Date.now();
   assert.is(a.saturated(now, 1), null, 'no first-band traffic: a burst goes at once, the engine queues it if it must');
+  eps[0]!.inflight = 3;
   a.tryAdmit(0, now)!.release(now);
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: as many again as the engine ran, no more');
+  eps[0]!.inflight = 4;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: 4 in flight, the limit a new engine starts at');
   eps[0]!.inflight = 1;
-  assert.is(a.saturated(now, 1), null, 'nothing sent since the scrape: one more');
+  for (let i = 0; i < 3; i++) {
+    const p = a.tryAdmit(0, now)!;
+    p.firstToken(now + 10);
+    p.release(now + 10);
+  }
+  eps[0]!.inflight = 4;
+  assert.is(a.saturated(now, 1), null, 'fast first tokens raise the limit');
+  eps[0]!.load = { waiting: 1, running: 4, kvUsage: 0.1 };
+  eps[0]!.inflightAtLoad = 4;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'an engine seen queueing takes nothing more of the lower bands');
 });
 
 test('prefill pacing: lower-band prompts being prefilled stay within the budget per replica, and the next go as they reach their first token', async () => {

@@ -2,6 +2,7 @@ import type { AdmissionConfig } from '../../config/types.js';
 import type { LlmgwError } from '../../errors.js';
 import type { EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
+import { AdaptiveLimit } from './adaptive-limit.js';
 import { PrefillPacing } from './prefill-pacing.js';
 import { saturation, servingReplicas, type Saturation } from './saturation.js';
 
@@ -24,6 +25,8 @@ export class Admission {
   /** When a first-band request was last admitted; -Infinity: never. */
   private lastTopAt = -Infinity;
   private readonly pacing: PrefillPacing;
+  /** Lower bands' limit on engines of unknown size, from the first tokens of the requests admitted. */
+  private readonly limit = new AdaptiveLimit();
 
   constructor(
     readonly model: string,
@@ -51,7 +54,7 @@ export class Admission {
     // traffic, lower bands go at once.
     const holdBack = band === 0 ? null : this.topInflight;
     const slowStart = this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
-    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart });
+    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart, limit: this.limit.limit });
   }
 
   /** Why a request of `band` with a prompt of `promptTokens` arriving now must queue, or null when it may go. */
@@ -68,7 +71,7 @@ export class Admission {
     if (this.holdReason(band, now, promptTokens) !== null) return null;
     this.queue.admittedDirectly(band);
     if (band === 0) this.admittedTop(now);
-    return new Permit(this, band, false, this.startPrefill(band, promptTokens));
+    return new Permit(this, band, false, now, this.startPrefill(band, promptTokens));
   }
 
   /**
@@ -90,8 +93,9 @@ export class Admission {
           signal.removeEventListener('abort', onAbort);
           if (err) return reject(err);
           this.inTransit++;
-          if (band === 0) this.admittedTop(Date.now());
-          resolve(new Permit(this, band, true, this.startPrefill(band, promptTokens)));
+          const at = Date.now();
+          if (band === 0) this.admittedTop(at);
+          resolve(new Permit(this, band, true, at, this.startPrefill(band, promptTokens)));
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -120,6 +124,11 @@ export class Admission {
   /** @internal Permit: a released request is now in flight; it counts through `inflight` from here. */
   endTransit(): void {
     if (this.inTransit > 0) this.inTransit--;
+  }
+
+  /** @internal Permit: a request admitted at `admittedAt` had its first token now. */
+  firstToken(admittedAt: number, now: number): void {
+    this.limit.sample(now - admittedAt, admittedAt, now);
   }
 
   /** @internal Permit: a paced request reached its first token (or ended before it): the next prefill may go. */
@@ -159,11 +168,13 @@ export class Admission {
 export class Permit {
   private inTransit: boolean;
   private released = false;
+  private answered = false;
 
   constructor(
     private readonly admission: Admission,
     readonly band: number,
     queued: boolean,
+    private readonly admittedAt: number,
     /** Prompt tokens counted as being prefilled until the first token; 0 when not paced. */
     private prefilling: number,
   ) {
@@ -177,6 +188,9 @@ export class Permit {
   }
 
   firstToken(now: number): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.admission.firstToken(this.admittedAt, now);
     if (this.prefilling === 0) return;
     const tokens = this.prefilling;
     this.prefilling = 0;

@@ -20,6 +20,8 @@ export interface SaturationQuery {
    * of the first band is in use to protect.
    */
   slowStart: boolean;
+  /** For lower bands on an engine of unknown size under a slow start: the adaptive limit on requests in flight per replica. */
+  limit: number;
 }
 
 /**
@@ -64,7 +66,7 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
       waiting += Math.max(0, b);
       room += Math.max(0, target - b);
     } else {
-      free += freeSlots(e, cfg, q.slowStart);
+      free += freeSlots(e, cfg, q.slowStart, q.limit);
     }
     minKv = Math.min(minKv, e.load.kvUsage ?? 0);
   }
@@ -105,17 +107,16 @@ function usable(e: EndpointState, now: number): boolean {
 /**
  * Batch slots a lower band may still fill on a replica: its learnt capacity less the
  * reserved share, less what it holds now (leaning busy). While an engine's capacity is
- * not known, a slow start: as many again as it ran when scraped, until it is seen
- * queueing (which teaches the capacity) — a burst cannot flood an engine whose size is
- * unknown, and a large engine is filled within a few poll intervals. Without
- * `slowStart`, the room under the waiting target instead.
+ * not known, the adaptive `limit` on what the router has in flight to it
+ * (`adaptive-limit.ts`), and nothing while it is seen queueing. Without `slowStart`,
+ * the room under the waiting target instead.
  */
-export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boolean): number {
+export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boolean, limit: number): number {
   const load = e.load!;
   if (e.batchCapacity === null) {
     if (!slowStart) return Math.max(0, cfg.target_waiting_per_replica - backlog(e, cfg.kv_ceiling));
     if (load.waiting > 0 || (load.kvUsage ?? 0) >= cfg.kv_ceiling) return 0;
-    return Math.max(0, Math.max(1, load.running) + load.running - occupancy(e, 'busy'));
+    return Math.max(0, limit - e.inflight);
   }
   const room = e.batchCapacity - Math.ceil(e.batchCapacity * cfg.reserved_share);
   return Math.max(0, room - occupancy(e, 'busy'));
