@@ -6,7 +6,7 @@ import { AdaptiveLimit } from './adaptive-limit.js';
 import { PrefillPacing } from './prefill-pacing.js';
 import { saturation, servingReplicas, type Saturation } from './saturation.js';
 
-/** How long after the last first-band request lower bands still slow-start on engines of unknown size. */
+/** How long after the last first-band request lower bands are still held to the adaptive limit on engines of unknown size. */
 const TOP_BAND_IDLE_MS = 60_000;
 
 /**
@@ -50,8 +50,8 @@ export class Admission {
   saturated(now: number, band = 0): Saturation {
     // The reserved share is kept free even while no first-band request is in flight: the
     // first one after a quiet spell must find a slot, not wait for a full batch to end.
-    // Slow start on engines of unknown size only protects the first band: without its
-    // traffic, lower bands go at once.
+    // The adaptive limit on engines of unknown size only protects the first band: without
+    // its traffic, lower bands go at once.
     const holdBack = band === 0 ? null : this.topInflight;
     const slowStart = this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
     return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart, limit: this.limit.limit });

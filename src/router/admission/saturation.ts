@@ -15,12 +15,12 @@ export interface SaturationQuery {
    */
   holdBack: number | null;
   /**
-   * For lower bands on an engine whose batch capacity is not learnt yet: true, a slow
-   * start (see `freeSlots`); false, only the waiting target holds them back — nothing
+   * For lower bands on an engine whose batch capacity is not learnt yet: true, held to
+   * the adaptive `limit` (see `freeSlots`); false, only the waiting target holds them back — nothing
    * of the first band is in use to protect.
    */
   slowStart: boolean;
-  /** For lower bands on an engine of unknown size under a slow start: the adaptive limit on requests in flight per replica. */
+  /** The adaptive limit on requests in flight per replica, read where `slowStart` holds (`adaptive-limit.ts`). */
   limit: number;
 }
 
