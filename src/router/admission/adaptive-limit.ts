@@ -2,9 +2,13 @@
 const INITIAL = 4;
 /** Multiplicative decrease on a slow first token. */
 const BACKOFF = 0.8;
-/** A first token this many times the idle baseline, plus SLACK_MS, means requests queue inside the engine. */
+/**
+ * A first token this many times the idle baseline, plus SLACK_MS, means requests queue
+ * inside the engine. The slack absorbs the gateway host's own scheduling noise under a
+ * flood, which otherwise reads as queueing and collapses the limit.
+ */
 const TOLERANCE = 2;
-const SLACK_MS = 10;
+const SLACK_MS = 50;
 /** Never above this many per replica. */
 const MAX = 1024;
 /** How far the baseline follows a slower sample: it must rise only if the engine really got slower. */
