@@ -9,6 +9,22 @@
 // over. The same load through a server with admission off gives bronze's baseline.
 //
 // Cells are not tuned until they pass: a ✗ is the finding.
+//
+// Last measured (2 shared cores, load average 3–6 during the runs, so p99s move by 2×
+// between runs), with admission counting what was sent since the scrape, prefill pacing
+// at 8192 tokens per replica and the adaptive limit on engines of unknown size; ×p99
+// platinum-first / bronze-first, bronze vs admission off in brackets:
+//   vllm short                  0.25× (alone p50 687 ms: a noisy baseline) / 19×  (0.27 / 0.44)  ✗
+//   vllm long, no chunking      2.0× / 3.7×   (0.59 / 0.52)  ✗  — was 5.3× / 24× (0.46 / 0.53)
+//   batch 8 mixed               7.7× / 1.2×   (0.53 / 0.41)  ✗ bronze both, ttft platinum first
+//   vllm long, size configured  3.1× / 6.0×   (0.62 / 0.58)  ✗  — was 0.41× / 19× (0.93 / 0.62)
+//   batch 64, size configured   6.4× / 1.7×   (0.39 / 0.39)  ✗  — was 0.25× / 28× (1.7 / 1.9)
+// ("was": the code before, measured at load average up to 18, its alone p99s up to 3 s;
+// the configured cells at 2048 tokens per replica: 1.1× / 2.8× and 4.5× / 5.6×, bronze 0.12–0.20×.)
+// No cell passes. Platinum under a flood is much closer to alone where the engine
+// prefills without a step budget; bronze pays for it: each paced prefill waits for the
+// previous ones' first tokens to come back through the gateway, which on this loaded
+// host takes several engine steps. The other cells were not rerun.
 
 import os from 'node:os';
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';

@@ -54,6 +54,7 @@ router:
     stale_inflight_per_replica: 16
     max_queued: 40
     aging_ms: 2000
+    prefill_tokens_per_replica: 4096
   retries:
     max_attempts: 2
     budget_percent: 30
@@ -157,6 +158,7 @@ test('a config that sets every key is read as written', () => {
       stale_inflight_per_replica: 16,
       max_queued: 40,
       aging_ms: 2000,
+      prefill_tokens_per_replica: 4096,
     },
     retries: { max_attempts: 2, budget_percent: 30, min_retry_concurrency: 5 },
     cooldown: { failures: 3, ms: 600 },
@@ -249,6 +251,7 @@ test('every default is filled in, and optional keys stay unset', () => {
       stale_inflight_per_replica: 64,
       max_queued: 10000,
       aging_ms: 10000,
+      prefill_tokens_per_replica: 8192,
     },
     retries: { max_attempts: 3, budget_percent: 20, min_retry_concurrency: 10 },
     cooldown: { failures: 2, ms: 2000 },

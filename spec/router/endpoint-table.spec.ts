@@ -41,6 +41,8 @@ test('an engine back after being down long enough to have restarted has its batc
   const e = table.add(spec('a', 1));
   const probe = (ready: boolean, waiting: number, running: number, at: number) =>
     table.apply({ id: 'a', ready, reason: ready ? null : 'down', models: ['m'], maxModelLen: null, at, load: ready ? { waiting, running, kvUsage: 0.5 } : null, loadError: ready ? null : 'down' });
+  probe(true, 0, 12, 0);
+  assert.is(e.peakRunning, 12, 'not queueing: the capacity is unknown, but 12 slots are known to exist');
   probe(true, 3, 16, 1);
   probe(true, 2, 16, 2);
   assert.is(e.batchCapacity, 16, 'two scrapes in a row with requests waiting');
@@ -52,6 +54,7 @@ test('an engine back after being down long enough to have restarted has its batc
   assert.is(e.batchCapacity, 16, 'kept while it is down: nothing else is known');
   probe(true, 1, 8, 13_000);
   assert.is(e.batchCapacity, null, 'back after 10 s down: forgotten');
+  assert.is(e.peakRunning, 8, 'the most seen running is forgotten with it, then read again from the new scrape');
   probe(true, 1, 8, 13_100);
   assert.is(e.batchCapacity, 8, 'and learnt again, smaller');
   await table.close();

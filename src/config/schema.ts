@@ -364,6 +364,11 @@ const schema: SchemaNode = object(
             }),
             max_queued: int('Most requests waiting per model across all bands; past it the lowest band is shed first.', 1, { default: 10_000 }),
             aging_ms: ms('Anti-starvation: every this many ms of waiting, a request counts one band higher, so low bands always make progress.', 10_000),
+            prefill_tokens_per_replica: int(
+              "Prefill pacing: most prompt tokens of bands below the first being prefilled (admitted, no first token yet) per replica taking traffic; more wait, and go as those reach their first token. A free batch slot is not a short step: an engine prefills what it admits in one step (in one go without a per-step token budget), and a wave of long batch prompts makes an interactive request sharing that step wait for all of it. About the engine's per-step token budget (vLLM's default is 8192); lower protects interactive requests more and costs batch throughput. 0: no pacing. A larger prompt still goes alone.",
+              0,
+              { default: 8192 },
+            ),
           },
           { default: {} },
         ),

@@ -47,6 +47,7 @@ export interface AdmissionConfig {
   readonly stale_inflight_per_replica: number;
   readonly max_queued: number;
   readonly aging_ms: number;
+  readonly prefill_tokens_per_replica: number;
 }
 
 export interface PrefixConfig {

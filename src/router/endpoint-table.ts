@@ -52,6 +52,12 @@ export interface EndpointState extends EndpointSpec {
   batchCapacity: number | null;
   /** Consecutive scrapes that showed requests waiting. */
   queuedScrapes: number;
+  /**
+   * The most requests a scrape has shown the engine running at once: batch slots known
+   * to exist while `batchCapacity` is not learnt, so requests sent beyond them count as
+   * waiting. Forgotten with the capacity when the engine restarts.
+   */
+  peakRunning: number;
   /** When a ready endpoint last turned not ready; null while ready (or never ready yet). */
   downSince: number | null;
   /**
@@ -100,6 +106,7 @@ export class EndpointTable {
       enginePriority: spec.enginePriority ?? null,
       batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
+      peakRunning: 0,
       downSince: null,
       inflight: 0,
       draining: false,
@@ -158,6 +165,7 @@ export class EndpointTable {
     if (probe.ready && !e.ready && e.downSince !== null && probe.at - e.downSince >= RELEARN_AFTER_DOWN_MS) {
       e.batchCapacity = e.batchSize;
       e.queuedScrapes = 0;
+      e.peakRunning = 0;
     }
     if (probe.ready) e.downSince = null;
     e.ready = probe.ready;
@@ -173,6 +181,7 @@ export class EndpointTable {
       const log = e.inflightLog;
       e.inflightAtLoad = e.inflight - log.startedSince(probe.at) + log.endedSince(probe.at);
       e.queuedScrapes = probe.load.waiting > 0 ? e.queuedScrapes + 1 : 0;
+      e.peakRunning = Math.max(e.peakRunning, probe.load.running);
       // A configured batch size is the truth; learning only stands in for one.
       if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes);
       e.loadError = null;

@@ -42,8 +42,26 @@ export function backlog(e: EndpointState, kvCeiling: number, lean: Lean = 'busy'
   const load = e.load!;
   if (e.batchCapacity !== null) return occupancy(e, lean) - e.batchCapacity;
   // A queueing engine runs all it can: each request sent joins the queue, each one finished lets one in.
-  if (load.waiting > 0 || (load.kvUsage ?? 0) >= kvCeiling) return Math.max(0, occupancy(e, lean) - load.running);
+  if (queueing(e, kvCeiling)) return Math.max(0, occupancy(e, lean) - load.running);
   return 0;
+}
+
+/**
+ * `backlog` as admission reads it: on an engine of unknown size that was not queueing
+ * when scraped, it is taken to run twice the most it was seen running (a slow start's
+ * guess), and what the router sent beyond that since counts as waiting. A flood sent
+ * within one poll interval must not read as an idle engine until the next scrape, or an
+ * interactive request goes into an engine already full. The scheduler ranks replicas by
+ * `backlog`, where a guess would only blur the ranking.
+ */
+export function admissionBacklog(e: EndpointState, kvCeiling: number, lean: Lean): number {
+  if (e.batchCapacity !== null || queueing(e, kvCeiling)) return backlog(e, kvCeiling, lean);
+  return Math.max(0, occupancy(e, lean) - 2 * Math.max(1, e.load!.running, e.peakRunning));
+}
+
+function queueing(e: EndpointState, kvCeiling: number): boolean {
+  const load = e.load!;
+  return load.waiting > 0 || (load.kvUsage ?? 0) >= kvCeiling;
 }
 
 /** Requests waiting inside the engine now (see `backlog`). */

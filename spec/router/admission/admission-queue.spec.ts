@@ -19,6 +19,7 @@ const ticket = (id: string, band: number, enqueuedAt = 0): Probe => {
     id,
     band,
     enqueuedAt,
+    promptTokens: 0,
     result: 'waiting',
     settle: (err: LlmgwError | null) => {
       t.result = err ? `${err.code}: ${err.message}` : 'released';

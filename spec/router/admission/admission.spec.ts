@@ -21,9 +21,10 @@ const CFG: AdmissionConfig = {
   stale_inflight_per_replica: 8,
   max_queued: 1_000,
   aging_ms: 60_000,
+  prefill_tokens_per_replica: 0,
 };
 
-const TOP = { inTransit: 0, holdBack: null, slowStart: true };
+const TOP = { inTransit: 0, holdBack: null, slowStart: true, limit: 4 };
 const fresh = (waiting: number, kvUsage = 0.2) => ({ load: { waiting, running: 4, kvUsage }, loadAt: NOW - 100 });
 
 test('each saturation signal on its own: the waiting queue, KV usage, in-flight counts when metrics are stale', () => {
@@ -59,7 +60,7 @@ test('a scrape exactly staleAfterMs old is still read; a full cache must be seen
 test('the reserved share is rounded up: a fraction of a slot keeps a whole one', () => {
   const { eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 7 }));
   const cfg = { ...CFG, reserved_share: 0.2 }; // 1.4 of 7 slots: 2 reserved, 5 for lower bands
-  const bronze = { inTransit: 0, holdBack: 0, slowStart: true };
+  const bronze = { inTransit: 0, holdBack: 0, slowStart: true, limit: 4 };
   eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
   assert.is(saturation(eps, cfg, NOW, STALE, bronze), null);
   eps[0]!.load = { waiting: 0, running: 5, kvUsage: 0.2 };
@@ -115,7 +116,9 @@ test('once an engine was seen queueing, a burst is counted against its batch cap
   eps[0]!.load = { waiting: 0, running: 1, kvUsage: 0.2 };
   eps[0]!.inflight = eps[0]!.inflightAtLoad = 1;
   eps[0]!.inflight += 6; // a burst since the scrape
-  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'capacity unknown: the engine had free slots, trust it');
+  assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/, 'capacity unknown: of the 6 sent since, those beyond twice the one it ran wait');
+  eps[0]!.peakRunning = 8;
+  assert.is(saturation(eps, CFG, NOW, STALE, TOP), null, 'it was once seen running 8: room for 16');
   eps[0]!.batchCapacity = 4;
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /3 waiting in the engines of 1 replicas/, '1 running + 6 sent − 4 slots');
   eps[0]!.batchCapacity = 10;
@@ -128,7 +131,7 @@ test('requests the engine had not counted yet when scraped: the first band trust
   // The router had 10 in flight when the engine reported 8: two had not reached its
   // scheduler yet.
   Object.assign(eps[0]!, { load: { waiting: 0, running: 8, kvUsage: 0.2 }, inflight: 10, inflightAtLoad: 10 });
-  const bronze = { inTransit: 0, holdBack: 0, slowStart: true };
+  const bronze = { inTransit: 0, holdBack: 0, slowStart: true, limit: 4 };
   assert.match(saturation(eps, CFG, NOW, STALE, bronze) ?? '', /no free batch slot/, 'bronze: 10 of 10 slots taken');
   assert.is(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }), null, 'platinum: 2 free slots and the target of 2');
   assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 4 }) ?? '', /none under the target/);
@@ -138,6 +141,20 @@ test('requests the engine had not counted yet when scraped: the first band trust
   eps[0]!.inflightAtLoad = 8;
   eps[0]!.inflight = 8;
   assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }) ?? '', /none under the target/, 'one free slot and the target of 2');
+});
+
+test('engines of unknown size: both bands count what was sent since a scrape that showed no queue', () => {
+  // A flood sent within one poll interval: the scrape still shows 4 running and nothing
+  // waiting, but 12 more are on their way into the engine.
+  const { table, eps } = tableOf(1, () => ({ loadAt: Date.now(), load: { waiting: 0, running: 4, kvUsage: 0.2 }, inflight: 16, inflightAtLoad: 4 }));
+  const a = new Admission('m', table, CFG, STALE);
+  const now = Date.now();
+  assert.match(a.saturated(now, 0) ?? '', /8 waiting in the engines of 1 replicas/, 'platinum does not go into an engine already full: 16 there, twice the 4 it ran taken as its size');
+  eps[0]!.inflight = 9;
+  assert.is(a.saturated(now, 0), null, '9 there: one waits, under the target of 2');
+  eps[0]!.inflight = 16;
+  eps[0]!.peakRunning = 16;
+  assert.is(a.saturated(now, 0), null, 'an engine once seen running 16 has room for the 12');
 });
 
 test('not saturated: admitted at once; saturated: queued, then released highest band first as room appears', async () => {
@@ -245,16 +262,64 @@ test('aging: a lower band held back by the room kept for a steady first band goe
   assert.ok(released, 'after one aging period it counts as platinum, and platinum has room');
 });
 
-test('engines of unknown size: lower bands slow-start only once the first band has been seen', () => {
+test('engines of unknown size: once the first band has been seen, lower bands go while the router has fewer in flight than the adaptive limit', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 4, inflightAtLoad: 1 });
   const a = new Admission('m', table, CFG, STALE);
   const now = Date.now();
   assert.is(a.saturated(now, 1), null, 'no first-band traffic: a burst goes at once, the engine queues it if it must');
+  eps[0]!.inflight = 3;
   a.tryAdmit(0, now)!.release(now);
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: as many again as the engine ran, no more');
+  eps[0]!.inflight = 4;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: 4 in flight, the limit a new engine starts at');
   eps[0]!.inflight = 1;
-  assert.is(a.saturated(now, 1), null, 'nothing sent since the scrape: one more');
+  for (let i = 0; i < 3; i++) {
+    const p = a.tryAdmit(0, now)!;
+    p.firstToken(now + 10);
+    p.release(now + 10);
+  }
+  eps[0]!.inflight = 4;
+  assert.is(a.saturated(now, 1), null, 'fast first tokens raise the limit');
+  eps[0]!.load = { waiting: 1, running: 4, kvUsage: 0.1 };
+  eps[0]!.inflightAtLoad = 4;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'an engine seen queueing takes nothing more of the lower bands');
+});
+
+test('prefill pacing: lower-band prompts being prefilled stay within the budget per replica, and the next go as they reach their first token', async () => {
+  // Plenty of free slots, so only pacing holds bronze back.
+  const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const now = Date.now();
+  assert.ok(a.paces(1) && !a.paces(0), 'the first band is never paced');
+  const first = a.tryAdmit(1, now, 1_500)!;
+  const second = a.tryAdmit(1, now, 1_500)!;
+  assert.ok(first && second, '3,000 tokens of the 4,000 two replicas allow');
+  assert.match(a.holdReason(1, now, 1_500) ?? '', /3000 prompt tokens of lower bands being prefilled; 1500 more would pass the budget of 4000 \(2000 per replica\)/);
+  assert.ok(a.tryAdmit(0, now, 1_500), 'platinum is not held by bronze prefills');
+  const released: number[] = [];
+  const ac = new AbortController();
+  const waits = [a.wait(1, now, ac.signal, 1_500), a.wait(1, now, ac.signal, 1_500)].map((w, i) => w.then((p) => (released.push(i), p)));
+  a.release(now);
+  await new Promise(setImmediate);
+  assert.equal(released, [], 'the wave waits for the prefills ahead of it');
+  first.firstToken(now);
+  first.firstToken(now);
+  await new Promise(setImmediate);
+  assert.equal(released, [0], 'one first token lets one more in, not the whole wave (a first token counted once)');
+  second.release(now);
+  await new Promise(setImmediate);
+  assert.equal(released, [0, 1], 'a request that ends before its first token gives its tokens back too');
+  const later = await Promise.all(waits);
+  for (const p of later) p!.release(now);
+  const big = a.tryAdmit(1, now, 9_000);
+  assert.ok(big, 'a prompt over the whole budget still goes when nothing else is being prefilled');
+  big.release(now);
+  const off = new Admission('m', table, CFG, STALE);
+  assert.not.ok(off.paces(1), 'a budget of 0: no pacing');
+  eps[1]!.ready = false;
+  const one = a.tryAdmit(1, now, 1_500)!;
+  assert.match(a.holdReason(1, now, 1_000) ?? '', /budget of 2000/, 'the budget follows the replicas taking traffic');
+  one.release(now);
 });
 
 test('a client that leaves while queued is removed at once; a timeout rejects with 503', async () => {

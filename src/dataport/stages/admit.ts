@@ -2,6 +2,7 @@ import { LlmgwError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import type { Admission, Permit } from '../../router/admission/admission.js';
 import type { Stage } from '../pipeline.js';
+import { promptText } from '../prompt.js';
 import { refuse } from '../refuse.js';
 import type { RequestContext } from '../request-context.js';
 
@@ -19,10 +20,12 @@ export function admitStage(): Stage {
       const admission = ctx.route.admission;
       ctx.permit = null;
       if (!admission) return next();
-      let permit = admission.tryAdmit(ctx.band, Date.now());
+      // Prefill pacing counts prompt tokens, estimated at four characters a token.
+      const tokens = admission.paces(ctx.band) ? Math.ceil((promptText(ctx.path, ctx.body)?.length ?? 0) / 4) : 0;
+      let permit = admission.tryAdmit(ctx.band, Date.now(), tokens);
       if (!permit) {
-        if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now()) });
-        permit = await queue(ctx, admission);
+        if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now(), tokens) });
+        permit = await queue(ctx, admission, tokens);
         if (!permit) return;
       }
       ctx.permit = permit;
@@ -37,7 +40,7 @@ export function admitStage(): Stage {
 }
 
 /** Waits in the admission queue; the permit when released, null when the request was answered (shed, timed out) or its client left. */
-async function queue(ctx: RequestContext, admission: Admission): Promise<Permit | null> {
+async function queue(ctx: RequestContext, admission: Admission, tokens: number): Promise<Permit | null> {
   const { res, record } = ctx;
   const left = new AbortController();
   const onClose = (): void => left.abort();
@@ -45,7 +48,7 @@ async function queue(ctx: RequestContext, admission: Admission): Promise<Permit 
   const queuedAt = performance.now();
   let permit: Permit | null;
   try {
-    permit = await admission.wait(ctx.band, Date.now(), left.signal);
+    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens);
   } catch (err) {
     record.queueMs = performance.now() - queuedAt;
     refuse(ctx, LlmgwError.from(err), null, { 'retry-after': '1' });

@@ -55,7 +55,10 @@ export function forwardStage(router: RouterConfig): Stage {
           arrived: ctx.arrived,
           firstTokenTimeoutMs: router.first_token_timeout_ms,
           idleTimeoutMs: router.idle_timeout_ms,
-          onAnswer: () => plan.answered(Date.now()),
+          onAnswer: () => {
+            plan.answered(Date.now());
+            ctx.permit?.firstToken(Date.now());
+          },
           cut: ctx.cut,
         });
         // attempt() counted it in the endpoint's in-flight before its first await.

@@ -6,6 +6,8 @@ import type { BandStats } from '../../messages/admission.js';
 export interface Ticket {
   readonly band: number;
   readonly enqueuedAt: number;
+  /** Estimated prompt tokens, for prefill pacing (0 where the band is not paced). */
+  readonly promptTokens: number;
   /** null: dispatch now; an error: answer the client with it. */
   settle(err: LlmgwError | null): void;
 }
@@ -81,6 +83,11 @@ export class AdmissionQueue {
   headRank(band: number, now: number): number {
     const head = this.queues[band]![this.heads[band]!];
     return head === undefined ? band : Math.max(0, band - Math.floor((now - head.enqueuedAt) / this.agingMs));
+  }
+
+  /** The estimated prompt tokens of the head of `band` (0 when none waits). */
+  headTokens(band: number): number {
+    return this.queues[band]![this.heads[band]!]?.promptTokens ?? 0;
   }
 
   /** Whether a request waits that goes before a newcomer of `band` (same band, a higher one, or aged past it). */

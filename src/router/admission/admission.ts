@@ -2,9 +2,11 @@ import type { AdmissionConfig } from '../../config/types.js';
 import type { LlmgwError } from '../../errors.js';
 import type { EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
-import { saturation, type Saturation } from './saturation.js';
+import { AdaptiveLimit } from './adaptive-limit.js';
+import { PrefillPacing } from './prefill-pacing.js';
+import { saturation, servingReplicas, type Saturation } from './saturation.js';
 
-/** How long after the last first-band request lower bands still slow-start on engines of unknown size. */
+/** How long after the last first-band request lower bands are still held to the adaptive limit on engines of unknown size. */
 const TOP_BAND_IDLE_MS = 60_000;
 
 /**
@@ -22,6 +24,9 @@ export class Admission {
   private topInflight = 0;
   /** When a first-band request was last admitted; -Infinity: never. */
   private lastTopAt = -Infinity;
+  private readonly pacing: PrefillPacing;
+  /** Lower bands' limit on engines of unknown size, from the first tokens of the requests admitted. */
+  private readonly limit = new AdaptiveLimit();
 
   constructor(
     readonly model: string,
@@ -30,6 +35,12 @@ export class Admission {
     private readonly staleAfterMs: number,
   ) {
     this.queue = new AdmissionQueue(model, cfg.bands, cfg.aging_ms, cfg.max_queued);
+    this.pacing = new PrefillPacing(cfg.prefill_tokens_per_replica);
+  }
+
+  /** Whether requests of `band` are prefill-paced: the caller then passes their estimated prompt tokens. */
+  paces(band: number): boolean {
+    return this.pacing.paces(band);
   }
 
   /**
@@ -39,28 +50,28 @@ export class Admission {
   saturated(now: number, band = 0): Saturation {
     // The reserved share is kept free even while no first-band request is in flight: the
     // first one after a quiet spell must find a slot, not wait for a full batch to end.
-    // Slow start on engines of unknown size only protects the first band: without its
-    // traffic, lower bands go at once.
+    // The adaptive limit on engines of unknown size only protects the first band: without
+    // its traffic, lower bands go at once.
     const holdBack = band === 0 ? null : this.topInflight;
     const slowStart = this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
-    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart });
+    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart, limit: this.limit.limit });
   }
 
-  /** Why a request of `band` arriving now must queue, or null when it may go. */
-  holdReason(band: number, now: number): string | null {
+  /** Why a request of `band` with a prompt of `promptTokens` arriving now must queue, or null when it may go. */
+  holdReason(band: number, now: number, promptTokens = 0): string | null {
     if (this.queue.waitingAhead(band, now)) return 'requests of its band or above are queued ahead';
-    return this.saturated(now, band);
+    return this.saturated(now, band) ?? this.paceHold(band, promptTokens, now);
   }
 
   /**
    * A permit when the request may go now, else null (it must `wait`). The permit holds
    * the request's share of capacity until released.
    */
-  tryAdmit(band: number, now: number): Permit | null {
-    if (this.holdReason(band, now) !== null) return null;
+  tryAdmit(band: number, now: number, promptTokens = 0): Permit | null {
+    if (this.holdReason(band, now, promptTokens) !== null) return null;
     this.queue.admittedDirectly(band);
     if (band === 0) this.admittedTop(now);
-    return new Permit(this, band, false);
+    return new Permit(this, band, false, now, this.startPrefill(band, promptTokens));
   }
 
   /**
@@ -69,7 +80,7 @@ export class Admission {
    * LLMGW_QUEUE_FULL or LLMGW_QUEUE_TIMEOUT. A released request counts as load in
    * transit until its permit says it was `dispatched` (or is released).
    */
-  wait(band: number, now: number, signal: AbortSignal): Promise<Permit | null> {
+  wait(band: number, now: number, signal: AbortSignal, promptTokens = 0): Promise<Permit | null> {
     return new Promise<Permit | null>((resolve, reject) => {
       const onAbort = (): void => {
         if (this.queue.cancel(ticket)) resolve(null);
@@ -77,17 +88,32 @@ export class Admission {
       const ticket: Ticket = {
         band,
         enqueuedAt: now,
+        promptTokens: this.pacing.paces(band) ? promptTokens : 0,
         settle: (err: LlmgwError | null) => {
           signal.removeEventListener('abort', onAbort);
           if (err) return reject(err);
           this.inTransit++;
-          if (band === 0) this.admittedTop(Date.now());
-          resolve(new Permit(this, band, true));
+          const at = Date.now();
+          if (band === 0) this.admittedTop(at);
+          resolve(new Permit(this, band, true, at, this.startPrefill(band, promptTokens)));
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(ticket);
     });
+  }
+
+  /** Why pacing holds a lower-band prompt back now, or null. */
+  private paceHold(band: number, promptTokens: number, now: number): string | null {
+    if (!this.pacing.paces(band)) return null;
+    return this.pacing.hold(promptTokens, servingReplicas(this.table.forModel(this.model), now));
+  }
+
+  /** Counts a paced request's prompt as being prefilled; the tokens its permit gives back at its first token. */
+  private startPrefill(band: number, promptTokens: number): number {
+    if (!this.pacing.paces(band)) return 0;
+    this.pacing.started(promptTokens);
+    return promptTokens;
   }
 
   private admittedTop(now: number): void {
@@ -100,6 +126,17 @@ export class Admission {
     if (this.inTransit > 0) this.inTransit--;
   }
 
+  /** @internal Permit: a request admitted at `admittedAt` had its first token now. */
+  firstToken(admittedAt: number, now: number): void {
+    this.limit.sample(now - admittedAt, admittedAt, now);
+  }
+
+  /** @internal Permit: a paced request reached its first token (or ended before it): the next prefill may go. */
+  prefilled(promptTokens: number, now: number): void {
+    this.pacing.prefilled(promptTokens);
+    this.release(now);
+  }
+
   /** @internal Permit: an admitted request of `band` ended, whatever the ending; capacity may have freed. */
   finished(band: number, now: number): void {
     if (band === 0 && this.topInflight > 0) this.topInflight--;
@@ -110,9 +147,14 @@ export class Admission {
   release(now: number): void {
     if (this.queue.length === 0) return;
     this.queue.expire(now);
-    for (let band = this.queue.nextBand(now); band !== -1 && this.saturated(now, this.queue.headRank(band, now)) === null; band = this.queue.nextBand(now)) {
+    for (let band = this.queue.nextBand(now); band !== -1 && this.releasable(band, now); band = this.queue.nextBand(now)) {
       this.queue.next(now)!.settle(null);
     }
+  }
+
+  /** Whether the head of `band` may go: by the rule of the band it has aged into, and prefill pacing by its own. */
+  private releasable(band: number, now: number): boolean {
+    return this.saturated(now, this.queue.headRank(band, now)) === null && this.paceHold(band, this.queue.headTokens(band), now) === null;
   }
 }
 
@@ -120,16 +162,21 @@ export class Admission {
  * One admitted request's share of a model's capacity: the only handle on admission's
  * bookkeeping, so it cannot be left unbalanced. `dispatched` once the request counts in
  * an endpoint's in-flight (a request released from the queue is load in transit until
- * then); `release` when it ends, whatever the ending. Both are idempotent.
+ * then); `firstToken` when its first token arrives (a paced prefill is done); `release`
+ * when it ends, whatever the ending. All are idempotent.
  */
 export class Permit {
   private inTransit: boolean;
   private released = false;
+  private answered = false;
 
   constructor(
     private readonly admission: Admission,
     readonly band: number,
     queued: boolean,
+    private readonly admittedAt: number,
+    /** Prompt tokens counted as being prefilled until the first token; 0 when not paced. */
+    private prefilling: number,
   ) {
     this.inTransit = queued;
   }
@@ -140,10 +187,24 @@ export class Permit {
     this.admission.endTransit();
   }
 
+  firstToken(now: number): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.admission.firstToken(this.admittedAt, now);
+    if (this.prefilling === 0) return;
+    const tokens = this.prefilling;
+    this.prefilling = 0;
+    this.admission.prefilled(tokens, now);
+  }
+
   release(now: number): void {
     if (this.released) return;
     this.released = true;
     this.dispatched();
+    if (this.prefilling > 0) {
+      this.admission.prefilled(this.prefilling, now);
+      this.prefilling = 0;
+    }
     this.admission.finished(this.band, now);
   }
 }

@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { EndpointState } from '../endpoint-table.js';
-import { backlog, occupancy } from '../load-estimate.js';
+import { admissionBacklog, backlog, occupancy } from '../load-estimate.js';
 
 /** Why a model's engines count as saturated, or null when they can take more now. */
 export type Saturation = string | null;
@@ -15,11 +15,13 @@ export interface SaturationQuery {
    */
   holdBack: number | null;
   /**
-   * For lower bands on an engine whose batch capacity is not learnt yet: true, a slow
-   * start (see `freeSlots`); false, only the waiting target holds them back — nothing
+   * For lower bands on an engine whose batch capacity is not learnt yet: true, held to
+   * the adaptive `limit` (see `freeSlots`); false, only the waiting target holds them back — nothing
    * of the first band is in use to protect.
    */
   slowStart: boolean;
+  /** The adaptive limit on requests in flight per replica, read where `slowStart` holds (`adaptive-limit.ts`). */
+  limit: number;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface SaturationQuery {
  *
  * The first band may go while some replica has fewer than `target_waiting_per_replica`
  * waiting inside its engine (free batch slots count as room too), trusting the scrape
- * (leaning idle). Lower bands are held to a stricter rule (leaning busy): they only fill
+ * (leaning idle) but counting what the router sent since (`admissionBacklog`). Lower bands are held to a stricter rule (leaning busy): they only fill
  * free batch slots outside the reserved share, and leave as many again as the first
  * band has in flight — a lower-band request waiting inside an engine would take the
  * next free slot ahead of an interactive request arriving a moment later.
@@ -60,11 +62,11 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
     fresh++;
     // Each band reads only its own rule's figures: this runs on every request.
     if (q.holdBack === null) {
-      const b = backlog(e, cfg.kv_ceiling, 'idle');
+      const b = admissionBacklog(e, cfg.kv_ceiling, 'idle');
       waiting += Math.max(0, b);
       room += Math.max(0, target - b);
     } else {
-      free += freeSlots(e, cfg, q.slowStart);
+      free += freeSlots(e, cfg, q.slowStart, q.limit);
     }
     minKv = Math.min(minKv, e.load.kvUsage ?? 0);
   }
@@ -86,6 +88,18 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
   return null;
 }
 
+/** The replicas taking traffic now: the usable ones of the highest usable priority. */
+export function servingReplicas(endpoints: readonly EndpointState[], now: number): number {
+  let top = -Infinity;
+  let n = 0;
+  for (const e of endpoints) {
+    if (!usable(e, now)) continue;
+    if (e.priority > top) [top, n] = [e.priority, 0];
+    if (e.priority === top) n++;
+  }
+  return n;
+}
+
 function usable(e: EndpointState, now: number): boolean {
   return e.ready && !e.draining && e.health.blocked(now) === null;
 }
@@ -93,17 +107,16 @@ function usable(e: EndpointState, now: number): boolean {
 /**
  * Batch slots a lower band may still fill on a replica: its learnt capacity less the
  * reserved share, less what it holds now (leaning busy). While an engine's capacity is
- * not known, a slow start: as many again as it ran when scraped, until it is seen
- * queueing (which teaches the capacity) — a burst cannot flood an engine whose size is
- * unknown, and a large engine is filled within a few poll intervals. Without
- * `slowStart`, the room under the waiting target instead.
+ * not known, the adaptive `limit` on what the router has in flight to it
+ * (`adaptive-limit.ts`), and nothing while it is seen queueing. Without `slowStart`,
+ * the room under the waiting target instead.
  */
-export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boolean): number {
+export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boolean, limit: number): number {
   const load = e.load!;
   if (e.batchCapacity === null) {
     if (!slowStart) return Math.max(0, cfg.target_waiting_per_replica - backlog(e, cfg.kv_ceiling));
     if (load.waiting > 0 || (load.kvUsage ?? 0) >= cfg.kv_ceiling) return 0;
-    return Math.max(0, Math.max(1, load.running) + load.running - occupancy(e, 'busy'));
+    return Math.max(0, limit - e.inflight);
   }
   const room = e.batchCapacity - Math.ceil(e.batchCapacity * cfg.reserved_share);
   return Math.max(0, room - occupancy(e, 'busy'));

@@ -1,0 +1,51 @@
+/** Where the limit starts, per replica: a few requests, as a new engine's size is unknown. */
+const INITIAL = 4;
+/** Multiplicative decrease on a slow first token. */
+const BACKOFF = 0.8;
+/**
+ * A first token this many times the idle baseline, plus SLACK_MS, means requests queue
+ * inside the engine. The slack absorbs the gateway host's own scheduling noise under a
+ * flood, which otherwise reads as queueing and collapses the limit.
+ */
+const TOLERANCE = 2;
+const SLACK_MS = 50;
+/** Never above this many per replica. */
+const MAX = 1024;
+/** How far the baseline follows a slower sample: it must rise only if the engine really got slower. */
+const BASELINE_DRIFT = 0.001;
+
+/**
+ * How many requests the router may have in flight per replica before lower bands wait,
+ * for engines whose batch size is neither configured nor learnt — learning needs two
+ * scrapes in a row that show requests waiting, which a short poll-interval queue never
+ * gives. AIMD over the router's own measurements, in the spirit of TCP congestion
+ * control and adaptive concurrency limits: time to first token after admission, against
+ * an idle baseline (the fastest seen, drifting slowly up). Fast: the limit grows, by one
+ * per sample until the first slow one (a slow start, doubling per round trip), then by
+ * one per limit's worth. Slow (queueing inside the engine): it shrinks by a fifth, once
+ * per round trip — samples from requests admitted before the last decrease say nothing
+ * about the new limit.
+ */
+export class AdaptiveLimit {
+  private value = INITIAL;
+  private baseline = Infinity;
+  private slowStart = true;
+  private lastDecreaseAt = -Infinity;
+
+  get limit(): number {
+    return Math.floor(this.value);
+  }
+
+  /** A request admitted at `admittedAt` had its first token `ttftMs` later. */
+  sample(ttftMs: number, admittedAt: number, now: number): void {
+    this.baseline = ttftMs < this.baseline ? ttftMs : this.baseline + (ttftMs - this.baseline) * BASELINE_DRIFT;
+    if (ttftMs > this.baseline * TOLERANCE + SLACK_MS) {
+      if (admittedAt <= this.lastDecreaseAt) return;
+      this.slowStart = false;
+      this.value = Math.max(1, this.value * BACKOFF);
+      this.lastDecreaseAt = now;
+      return;
+    }
+    this.value = Math.min(MAX, this.value + (this.slowStart ? 1 : 1 / this.value));
+  }
+}
