@@ -131,7 +131,7 @@ const routingProfile = object(
         queue: weightOf("The engine's waiting queue (scraped), shorter is better."),
         kv: weightOf("The engine's KV-cache usage (scraped), lower is better."),
         inflight: weightOf("Requests the router has in flight to the endpoint, fewer is better. Never stale. At least 0.1 is used."),
-        prefix: weightOf('Prefix affinity: the share of the prompt the endpoint served last.'),
+        prefix: weightOf('Prefix affinity: the blocks of the prompt the endpoint would prefill beyond the best endpoint; none scores 1, k more 1/(k+1).'),
         session: weightOf('Session affinity: the same x-llmgw-session header or `user` field goes to the same endpoint.'),
         weight: weightOf("The endpoint's configured weight relative to the largest."),
       },
