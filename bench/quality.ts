@@ -231,6 +231,8 @@ interface Figures {
   tokps: number;
   errors: number;
   promptTokens: number;
+  /** Turns llmgw sent to another endpoint than the conversation's previous turn (null for a proxy: it does not say). */
+  moves: number | null;
 }
 
 function figuresOf(r: PolicyResult): Figures {
@@ -243,7 +245,14 @@ function figuresOf(r: PolicyResult): Figures {
     tokps: (ok.reduce((s, x) => s + x.completionTokens, 0) * 1000) / r.windowMs,
     errors: r.records.length - ok.length,
     promptTokens: ok.reduce((s, x) => s + x.promptTokens, 0),
+    moves: movesOf(ok),
   };
+}
+
+function movesOf(ok: readonly TurnRecord[]): number | null {
+  if (ok.some((x) => x.sample.servedBy === undefined)) return null;
+  const servedBy = new Map(ok.map((x) => [`${x.conversation}/${x.turn}`, x.sample.servedBy]));
+  return ok.filter((x) => x.turn > 0 && servedBy.get(`${x.conversation}/${x.turn - 1}`) !== x.sample.servedBy).length;
 }
 
 /** Where llmgw misses its budget on this workload ('' when it meets it). */
@@ -278,6 +287,7 @@ function report(done: readonly Ran[]): void {
         fmtNum(f.ttft.p90),
         fmtNum(f.ttft.p99),
         `${(f.hitRate * 100).toFixed(1)}%`,
+        f.moves === null ? '' : String(f.moves),
         fmtNum(f.rps),
         fmtNum(f.goodput),
         fmtNum(f.tokps),
@@ -305,13 +315,14 @@ function report(done: readonly Ran[]): void {
   );
   console.log('');
   printTable(
-    ['workload / policy', 'TTFT p50 ms', 'p90 ms', 'p99 ms', 'prefix hit', 'req/s', 'good/s', 'out tok/s', 'preempt', 'errors', 'gw ×hash p50', '×hash p90', '×rr p90', '×rr good', 'budget'],
+    ['workload / policy', 'TTFT p50 ms', 'p90 ms', 'p99 ms', 'prefix hit', 'moves', 'req/s', 'good/s', 'out tok/s', 'preempt', 'errors', 'gw ×hash p50', '×hash p90', '×rr p90', '×rr good', 'budget'],
     rows,
   );
   console.log(
     [
       'TTFT: request sent → first SSE chunk, streaming, at the client. prefix hit: Σ vllm:prefix_cache_hits_total / Σ queries over the',
       '  engines, delta over the run. req/s, tok/s: completed requests and output tokens per second, first request → last answer.',
+      "moves: turns llmgw sent to another endpoint than the conversation's previous turn (its x-llmgw-endpoint header; a proxy does not say).",
       `good/s: goodput, answers per second with TTFT ≤ ${GOOD_TTFT_MS} ms (req/s is capped by the offered load; goodput shows capacity).`,
       `tenant-hash: a consistent-hash ring (160 virtual nodes per engine) on the ${TENANT_HEADER} header every request carries — an oracle`,
       '  of affinity; llmgw ignores the header and must infer the tenant from the prompt.',

@@ -16,6 +16,8 @@ export interface Sample {
   /** Time to the last byte of the body. */
   totalMs: number;
   error: string | undefined;
+  /** The endpoint llmgw says served it (`x-llmgw-endpoint`); undefined from other targets. */
+  servedBy?: string;
 }
 
 export interface Reply {
@@ -50,6 +52,8 @@ export class LoadClient {
     try {
       const res = await this.pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json', ...opts.headers }, body });
       sample.status = res.statusCode;
+      const servedBy = res.headers['x-llmgw-endpoint'];
+      if (typeof servedBy === 'string') sample.servedBy = servedBy;
       const chunks: Buffer[] = [];
       await new Promise<void>((resolve, reject) => {
         res.body.on('data', (c: Buffer) => {
