@@ -27,7 +27,8 @@
 //
 // Every policy completed the offered load (~39 req/s; 36 on uniform, where llmgw's
 // goodput was 5× round-robin's). The first "share" run overlapped a build. zipf-1.2 still
-// misses the hash by 10–30 ms at p90 with few moves and a hit rate 0.6 points below it.
+// misses the hash by 10–30 ms at p90 with few moves and a hit rate 0.6 points below it
+// (alone, a third run: 67/57 ms, 93.5% against 93.9%, 4 moves): not explained by moves.
 
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
