@@ -49,3 +49,9 @@ export function sessionKey(req: IncomingMessage, body: Record<string, unknown>):
   if (typeof h === 'string' && h !== '') return h;
   return typeof body.user === 'string' && body.user !== '' ? body.user : null;
 }
+
+/** The request's prompt text, built once: admission, the scheduler and accounting all read it. */
+export function promptOf(ctx: { readonly path: string; readonly body: Record<string, unknown>; prompt?: string | null }): string | null {
+  if (ctx.prompt === undefined) ctx.prompt = promptText(ctx.path, ctx.body);
+  return ctx.prompt;
+}

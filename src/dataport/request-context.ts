@@ -25,6 +25,8 @@ export interface RequestContext {
   raw: Buffer;
   /** parse: the body as a JSON object. */
   body: Record<string, unknown>;
+  /** The prompt as text, built once when first asked for (prompt.ts `promptOf`); undefined until then. */
+  prompt?: string | null;
   /** parse: the client asked for server-sent events. */
   stream: boolean;
   /** resolve: the catalog's model and everything decided for it at config load. */

@@ -3,7 +3,7 @@ import { createLogger } from '../../log.js';
 import type { EnginePriority } from '../../router/endpoint-table.js';
 import { attempt, type Outcome, type Relayed } from '../attempt.js';
 import type { Stage } from '../pipeline.js';
-import { promptText } from '../prompt.js';
+import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
 import type { RequestContext } from '../request-context.js';
 
@@ -147,6 +147,6 @@ function charge(ctx: RequestContext, relayed: Relayed | null): void {
     return;
   }
   record.completionTokens = Math.max(0, relayed.events - 1);
-  record.promptTokens = Math.ceil((promptText(ctx.path, ctx.body)?.length ?? 0) / 4);
+  record.promptTokens = Math.ceil((promptOf(ctx)?.length ?? 0) / 4);
   record.usageEstimated = true;
 }

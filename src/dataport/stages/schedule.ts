@@ -3,16 +3,16 @@ import type { CpuRunner } from '../../runtime/index.js';
 import { hashPrefix } from '../../tasks/prefix-hash.js';
 import { AttemptPlan, type PlanDeps } from '../attempt-plan.js';
 import type { Stage } from '../pipeline.js';
-import { promptText, sessionKey } from '../prompt.js';
-import type { InferencePath } from '../request-context.js';
+import { promptOf, sessionKey } from '../prompt.js';
+import type { RequestContext } from '../request-context.js';
 
 /**
  * What the scheduler reads off the request (the prompt's head hashes, the session key)
  * and the attempt plan that picks an endpoint for each attempt (`attempt-plan.ts`).
  */
 export function scheduleStage(deps: PlanDeps, prefix: PrefixConfig, cpu: CpuRunner): Stage {
-  const prefixOf = async (path: InferencePath, body: Record<string, unknown>): Promise<Float64Array | null> => {
-    const text = promptText(path, body);
+  const prefixOf = async (ctx: RequestContext): Promise<Float64Array | null> => {
+    const text = promptOf(ctx);
     if (text === null || text.length < prefix.block_chars) return null;
     const input = { text, blockChars: prefix.block_chars, maxBlocks: prefix.max_blocks };
     // Hashing costs the main thread ~2.5 µs per KB; past offload_bytes the pool's hop is cheaper.
@@ -22,7 +22,7 @@ export function scheduleStage(deps: PlanDeps, prefix: PrefixConfig, cpu: CpuRunn
   return {
     name: 'schedule',
     async run(ctx, next) {
-      ctx.prefix = ctx.profile.usesPrefix ? await prefixOf(ctx.path, ctx.body) : null;
+      ctx.prefix = ctx.profile.usesPrefix ? await prefixOf(ctx) : null;
       ctx.session = sessionKey(ctx.req, ctx.body);
       const plan = new AttemptPlan(deps, ctx.route, ctx.profile, ctx.prefix, ctx.session, ctx.record);
       ctx.plan = plan;
