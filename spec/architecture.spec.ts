@@ -10,7 +10,7 @@ import { suite } from './support/uvu.js';
 // - `messages` is a leaf of protocol types every layer imports: it imports only other
 //   messages, the runtime's protocol typing (`Ask`, `Address`) and the error shape that
 //   replies carry (`errors.ts`).
-// - The domains (accounting, router, agent, config, sim, net, tasks) import no actor shell, no HTTP
+// - The domains (accounting, router, agent, config, sim, net, tasks, tenancy) import no actor shell, no HTTP
 //   port and no composition root: actors and ports are built on the domains, never the
 //   reverse.
 // - The roles borrow nothing from each other: the agent imports no data port, router,
@@ -24,7 +24,7 @@ type Rule = { what: string; applies: (from: string) => boolean; allows: (to: str
 
 const under = (...folders: string[]) => (p: string) => folders.some((f) => p === f || p.startsWith(`${f}/`));
 
-const DOMAINS = ['accounting', 'router', 'agent', 'config', 'sim', 'net', 'tasks'];
+const DOMAINS = ['accounting', 'router', 'agent', 'config', 'sim', 'net', 'tasks', 'tenancy'];
 const SHELLS_AND_PORTS = under('actors', 'dataport', 'admin', 'server', 'roles', 'cli');
 
 export const RULES: Rule[] = [

@@ -66,6 +66,22 @@ const CODES = {
   LLMGW_STREAM_REFUSED: { status: 403, type: 'invalid_request_error' },
   // agent stream: could not be opened, broke, or is already closed; the agent reconnects
   LLMGW_STREAM_CLOSED: { status: 503, type: 'server_error' },
+  // tenancy: a key was presented but is not allowed this model
+  LLMGW_MODEL_NOT_ALLOWED: { status: 403, type: 'invalid_request_error' },
+  // tenancy: a key's (or its project's, team's, org's) requests or tokens per minute are used up
+  LLMGW_RATE_LIMITED: { status: 429, type: 'rate_limit_error' },
+  // tenancy: a budget on the key's chain is spent and no fallback model is configured
+  LLMGW_BUDGET_EXCEEDED: { status: 429, type: 'insufficient_quota' },
+  // tenancy: the usage journal cannot be written, so a request could not be billed: refused instead
+  LLMGW_USAGE_UNAVAILABLE: { status: 503, type: 'server_error' },
+  // tenancy: an admin route asked of a server without `tenancy.store`
+  LLMGW_TENANCY_OFF: { status: 409, type: 'invalid_request_error' },
+  // tenancy: an organization, team, project or key that does not exist
+  LLMGW_ENTITY_NOT_FOUND: { status: 404, type: 'invalid_request_error' },
+  // tenancy: a name already taken under the same parent, or a name that matches several
+  LLMGW_ENTITY_CONFLICT: { status: 409, type: 'invalid_request_error' },
+  // tenancy: the store could not be opened, migrated, read or written
+  LLMGW_STORE_FAILED: { status: 500, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: string }>;
 
 export type ErrorCode = keyof typeof CODES;
@@ -129,6 +145,10 @@ function openaiCode(err: LlmgwError): string {
       return 'invalid_api_key';
     case 'LLMGW_CONTEXT_TOO_LONG':
       return 'context_length_exceeded';
+    case 'LLMGW_RATE_LIMITED':
+      return 'rate_limit_exceeded';
+    case 'LLMGW_BUDGET_EXCEEDED':
+      return 'insufficient_quota';
     default:
       return err.code.slice('LLMGW_'.length).toLowerCase();
   }
