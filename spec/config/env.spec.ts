@@ -52,6 +52,10 @@ test('each scalar key outside a list has a variable; lists have none', () => {
     'LLMGW_RUNTIME__ASK_TIMEOUT_MS',
     'LLMGW_RUNTIME__SHUTDOWN_TIMEOUT_MS',
     'LLMGW_STATE_DIR',
+    'LLMGW_TENANCY__BUDGET_FALLBACK',
+    'LLMGW_TENANCY__HARD_BUDGETS',
+    'LLMGW_TENANCY__RETENTION_DAYS',
+    'LLMGW_TENANCY__STORE',
   ]);
 });
 

@@ -1,4 +1,5 @@
 import { chmodSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { LlmgwError } from '../../src/errors.js';
@@ -93,6 +94,7 @@ models:
         priority: 10
         weight: 0.5
         startup_timeout_ms: 300000
+    units: { per_million: { prompt: 1.5, completion: 6, cached: 0.25 } }
   - name: llama-3.3-70b
     aliases: [llama]
     fallbacks: [llama-8b]
@@ -114,6 +116,7 @@ models:
         priority: -1
         weight: 2
         startup_timeout_ms: 2400000
+    units: gpu_seconds
 endpoints:
   - id: gpu-a-0
     url: https://gpu-a-0.example:8000
@@ -123,6 +126,12 @@ endpoints:
     priority: -1
     max_num_seqs: 128
     priority_scheduling: lower-first
+    gpus: 8
+tenancy:
+  store: data/tenancy.db
+  hard_budgets: true
+  budget_fallback: llama-8b
+  retention_days: 7
 simulate:
   - model: llama-3.1-8b
     replicas: 3
@@ -214,7 +223,12 @@ test('a config that sets every key is read as written', () => {
     priority: -1,
     max_num_seqs: 128,
     priority_scheduling: 'lower-first',
+    gpus: 8,
   });
+  assert.equal(c.models[0]!.units, { per_million: { prompt: 1.5, completion: 6, cached: 0.25 } });
+  assert.is(c.models[1]!.units, 'gpu_seconds');
+  // The store is found beside the config file, wherever the server was started from.
+  assert.equal(c.tenancy, { store: resolve('data/tenancy.db'), hard_budgets: true, budget_fallback: 'llama-8b', retention_days: 7 });
   assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 3, speed: 10, flavor: 'sglang', seed: 7, max_num_seqs: 64, num_gpu_blocks: 1000 });
   assert.is(c.models[0]!.max_model_len, 32768);
   assert.is(c.models[0]!.routing_profile, 'chat');
@@ -263,7 +277,7 @@ test('every default is filled in, and optional keys stay unset', () => {
   assert.is(c.agent_insecure, true, 'as BASE sets it');
   assert.equal(c.control, { interval_ms: 1000, unreachable_after_ms: 15000, lost_after_ms: 60000, port_range: [20000, 20999], drain_grace_ms: 120000, settle_ms: 15000 });
   // No profiles: nothing to place, so no replica asked for; the engine loads the name.
-  assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], source: 'llama-3.3-70b', scaling: { min: 0, max: 1 }, profiles: [] });
+  assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], source: 'llama-3.3-70b', scaling: { min: 0, max: 1 }, profiles: [], units: 'tokens' });
   assert.is(c.models[2]!.source, 'qwen2.5-32b');
   assert.equal(c.models[2]!.scaling, { min: 1, max: 1 }, 'a model with profiles keeps one replica');
   assert.equal(c.models[2]!.profiles[0], {
@@ -280,7 +294,8 @@ test('every default is filled in, and optional keys stay unset', () => {
     weight: 1,
     startup_timeout_ms: 1200000,
   });
-  assert.equal(c.endpoints[0], { id: 'gpu-a-0', url: 'http://10.0.0.5:8000', models: ['llama-3.1-8b', 'llama-3.3-70b'], weight: 1, priority: 0 });
+  assert.equal(c.endpoints[0], { id: 'gpu-a-0', url: 'http://10.0.0.5:8000', models: ['llama-3.1-8b', 'llama-3.3-70b'], weight: 1, priority: 0, gpus: 1 });
+  assert.is(c.tenancy, undefined, 'tenancy is off unless configured');
   assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 1, speed: 1, flavor: 'vllm', seed: 0 });
 });
 

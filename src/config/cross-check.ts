@@ -31,6 +31,7 @@
 // - routing profile names are unique; a model's routing_profile and
 //   router.default_profile name a built-in or configured profile.
 // - admission band names are unique; default_band and a profile's band name a band.
+// - tenancy.budget_fallback names a model of the catalog (by name or alias).
 
 import { isLoopback, parseHostPort } from '../net/host-port.js';
 import { didYouMean, formatPath, HOST_PORT_MESSAGE, URL_MESSAGE, show, type RawProblem, type Segment } from './problems.js';
@@ -111,6 +112,11 @@ export function crossCheck(data: unknown): RawProblem[] {
     });
     checkScaling(m, i, fail);
   });
+
+  const tenancy = isObj(data.tenancy) ? data.tenancy : {};
+  if (isName(tenancy.budget_fallback) && !owner.has(tenancy.budget_fallback)) {
+    fail(['tenancy', 'budget_fallback'], `'${tenancy.budget_fallback}' is not a model in the catalog${didYouMean(tenancy.budget_fallback, taken.keys())}`);
+  }
 
   // References from engines to the catalog.
   const served = new Set<number>();

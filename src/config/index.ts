@@ -26,4 +26,6 @@ export type {
   ScorerName,
   SimulateConfig,
   SimulateNodeConfig,
+  TenancyConfig,
+  UnitsConfig,
 } from './types.js';

@@ -1,10 +1,12 @@
 // Loading a configuration: YAML text → data → environment and flag overrides → JSON
 // Schema (ajv fills the defaults) → cross-reference checks and the files it names →
-// the defaults that depend on other values (model-defaults.ts) → one frozen Config, or one
+// the defaults that depend on other values (model-defaults.ts) and the tenancy store's path
+// (from the config file's folder) → one frozen Config, or one
 // LLMGW_CONFIG_INVALID error listing every problem, one per line, sorted by path.
 // Precedence: schema defaults < file < LLMGW_* environment < CLI flags.
 
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { LlmgwError } from '../errors.js';
@@ -39,8 +41,10 @@ let validator: ValidateFunction | undefined;
 function validate(data: unknown): RawProblem[] {
   validator ??= new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true }).compile(configSchema);
   // A bad map key gives two errors, the key's own (carrying `propertyName`) and the map's
-  // `propertyNames`; the map's names the key, so the other is dropped.
-  return validator(data) ? [] : (validator.errors ?? []).filter((e) => e.propertyName === undefined).map(fromAjvError);
+  // `propertyNames`; the map's names the key, so the other is dropped. A value of several
+  // shapes fails each shape on its own; the `oneOf` error that says which shapes it may
+  // take is the one that helps.
+  return validator(data) ? [] : (validator.errors ?? []).filter((e) => e.propertyName === undefined && !e.schemaPath.includes('/oneOf/')).map(fromAjvError);
 }
 
 /** Reads, validates and freezes the configuration; throws LLMGW_CONFIG_UNREADABLE or LLMGW_CONFIG_INVALID. */
@@ -104,6 +108,8 @@ export function checkConfig(text: string, source: string, env: NodeJS.ProcessEnv
   const problems = sortProblems(items);
   if (problems.length > 0) return { config: undefined, problems };
   fillModelDefaults((data as { models: Parameters<typeof fillModelDefaults>[0] }).models);
+  const tenancy = (data as { tenancy?: { store: string } }).tenancy;
+  if (tenancy) tenancy.store = resolve(dirname(source), tenancy.store);
   return { config: deepFreeze(data) as Config, problems: [] };
 }
 

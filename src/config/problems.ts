@@ -133,6 +133,10 @@ export function fromAjvError(e: ErrorObject): RawProblem {
       const words = types.map((t) => TYPE_WORDS[t] ?? t).join(' or ');
       return { segments, message: `must be ${words}, got ${show(e.data)}` };
     }
+    case 'oneOf': {
+      const shapes = ((e.parentSchema as SchemaNode | undefined)?.oneOf ?? []).map((b) => b.description);
+      return { segments, message: `must be ${shapes.join(', or ')}, got ${show(e.data)}` };
+    }
     case 'enum':
       return { segments, message: `must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}` };
     case 'minimum':

@@ -14,7 +14,10 @@ export interface SchemaNode {
   $schema?: string;
   title?: string;
   description: string;
-  type: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  /** Absent only on a node that is one of several shapes (`oneOf`). */
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  /** The shapes a value may take, exactly one of which it must match. */
+  oneOf?: SchemaNode[];
   properties?: Record<string, SchemaNode>;
   required?: string[];
   /** `false`, or the schema of every value of a map keyed by free names (the agent's `fabrics`). */
@@ -73,6 +76,10 @@ export function ms(description: string, defaultMs: number): SchemaNode {
 }
 
 const name = (what: string): SchemaNode => str(what, { minLength: 1 });
+const price = (what: string): SchemaNode => ({ type: 'number', description: what, minimum: 0 });
+
+/** The named ways a model's requests are priced; a price per million tokens is the third. */
+export const UNIT_KINDS = ['tokens', 'gpu_seconds'] as const;
 
 /** GPUs, nodes and parallel sizes stay far below this, so their products are exact integers. */
 const MAX_PARALLEL = 1_024;
@@ -186,6 +193,29 @@ const model = object(
       { default: {} },
     ),
     profiles: list('Capacity profiles for placement by the control plane. A model with profiles needs agent_tls or agent_insecure.', profile, { default: [] }),
+    units: {
+      description:
+        "What a request to this model costs in budget units, with tenancy on: tokens (one unit per prompt or completion token), gpu_seconds (the serving endpoint's GPUs × the request's duration ÷ the requests it served at once) or a price per million tokens of each kind.",
+      oneOf: [
+        str('tokens or gpu_seconds', { enum: [...UNIT_KINDS] }),
+        object(
+          '{ per_million: { prompt, completion, cached } }',
+          {
+            per_million: object(
+              'Units per million tokens of each kind.',
+              {
+                prompt: price('Units per million prompt tokens not served from the cache.'),
+                completion: price('Units per million completion tokens.'),
+                cached: price('Units per million prompt tokens the engine served from its prefix cache.'),
+              },
+              { required: ['prompt', 'completion', 'cached'] },
+            ),
+          },
+          { required: ['per_million'] },
+        ),
+      ],
+      default: 'tokens',
+    },
   },
   { required: ['name'] },
 );
@@ -203,6 +233,7 @@ const endpoint = object(
       description: 'Higher priorities are tried first: an endpoint receives traffic only while no usable endpoint of a higher priority serves the model.',
       default: 0,
     },
+    gpus: int('GPUs the engine runs on: what a request to a model priced in gpu_seconds is charged for.', 1, { maximum: MAX_PARALLEL, default: 1 }),
     max_num_seqs: int("The engine's batch size (its --max-num-seqs). Set, admission counts free slots from it from the first request on; unset, it is learnt from the engine's queue.", 1),
     priority_scheduling: str(
       "Set when the engine orders its queue by the request's `priority` field: llmgw then sends the admission band in it. vLLM with --scheduling-policy priority serves lower values first; SGLang with --enable-priority-scheduling serves lower first only with --schedule-low-priority-values-first.",
@@ -410,6 +441,20 @@ const schema: SchemaNode = object(
         ),
       },
       { default: {} },
+    ),
+    tenancy: object(
+      'Tenancy: every data-port request needs an API key (Authorization: Bearer sk-llmgw-…), is held to the rate limits and budgets on its key, project, team and organization, and is billed. Unset: no keys, as without tenancy.',
+      {
+        store: name("The tenancy database (SQLite, created if absent); its usage journal is the folder beside it with .usage-journal appended. Relative to the config file's folder."),
+        hard_budgets: {
+          type: 'boolean',
+          description: "Off: a budget is checked when a request starts, so one in flight may finish past it. On: a stream whose key's budget runs out mid-way is ended with an error event.",
+          default: false,
+        },
+        budget_fallback: name('A catalog model (name or alias) served instead, at no cost, to a key whose budget is spent. Unset: such a request is refused with 429 insufficient_quota.'),
+        retention_days: int('How many days raw usage records are kept; hourly rollups stay.', 1, { default: 30 }),
+      },
+      { required: ['store'] },
     ),
     models: list('The model catalog.', model, { default: [] }),
     endpoints: list('Static engines (router-only mode).', endpoint, { default: [] }),

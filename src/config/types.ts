@@ -4,7 +4,7 @@
 // keys of a loaded config against the schema).
 
 import type { VllmLaunchMode } from '../messages/shard-spec.js';
-import type { ENGINE_KINDS, LOG_LEVELS } from './schema.js';
+import type { ENGINE_KINDS, LOG_LEVELS, UNIT_KINDS } from './schema.js';
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type EngineKind = (typeof ENGINE_KINDS)[number];
@@ -100,6 +100,19 @@ export interface ModelConfig {
   /** Filled at load: min 1 with profiles, else 0; max = max(min, 1). */
   readonly scaling: ScalingConfig;
   readonly profiles: readonly ProfileConfig[];
+  readonly units: UnitsConfig;
+}
+
+/** How a model's requests are priced in budget units (`tenancy/units.ts`). */
+export type UnitsConfig = (typeof UNIT_KINDS)[number] | { readonly per_million: { readonly prompt: number; readonly completion: number; readonly cached: number } };
+
+export interface TenancyConfig {
+  /** Absolute: resolved from the config file's folder at load. */
+  readonly store: string;
+  readonly hard_budgets: boolean;
+  /** A catalog model name or alias (checked at load). */
+  readonly budget_fallback?: string;
+  readonly retention_days: number;
 }
 
 export interface EndpointConfig {
@@ -109,6 +122,7 @@ export interface EndpointConfig {
   readonly pool?: string;
   readonly weight: number;
   readonly priority: number;
+  readonly gpus: number;
   readonly max_num_seqs?: number;
   readonly priority_scheduling?: 'lower-first' | 'higher-first';
 }
@@ -158,6 +172,7 @@ export interface Config {
   readonly access_log: boolean;
   readonly runtime: RuntimeConfig;
   readonly router: RouterConfig;
+  readonly tenancy?: TenancyConfig;
   readonly models: readonly ModelConfig[];
   readonly endpoints: readonly EndpointConfig[];
   readonly simulate: readonly SimulateConfig[];
