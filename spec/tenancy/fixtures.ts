@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ApiKey, LimitRow, Limits, TenancySnapshot } from '../../src/messages/tenancy.js';
+import type { ApiKey, BilledRecord, LimitRow, Limits, TenancySnapshot } from '../../src/messages/tenancy.js';
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -22,5 +22,38 @@ export function oneProject(keyIds: string[], limits: LimitRow[] = []): TenancySn
     keys: keyIds.map((id) => keyRecord(id, 'proj_a', `sk-llmgw-${id}`)),
     limits,
     spend: [],
+  };
+}
+
+/** A billed record with the given fields over plain defaults. */
+export function billed(over: Partial<BilledRecord> = {}): BilledRecord {
+  return {
+    id: 'r',
+    at: 0,
+    path: '/v1/chat/completions',
+    modelAsked: 'm',
+    modelServed: 'm',
+    fallback: false,
+    endpoint: null,
+    status: 200,
+    error: null,
+    stream: false,
+    promptTokens: 1,
+    completionTokens: 1,
+    cachedTokens: 0,
+    usageEstimated: false,
+    ttftMs: null,
+    durationMs: 1,
+    queueMs: 0,
+    band: null,
+    attempts: 1,
+    scheduleMicros: 0,
+    profile: 'chat',
+    keyId: 'key_a',
+    projectId: 'proj_a',
+    teamId: 'team_a',
+    orgId: 'org_a',
+    units: 2,
+    ...over,
   };
 }
