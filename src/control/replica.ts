@@ -119,5 +119,5 @@ export function batchSizeOf(args: readonly string[]): number | null {
 export function endpointOf(model: PlacedModel, profile: PlacedProfile | undefined, spec: ShardSpec, id: string): PlacedEndpoint {
   const host = spec.httpHost && spec.httpHost !== '0.0.0.0' ? spec.httpHost : (spec.nodeIp ?? '127.0.0.1');
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${spec.httpPort}`;
-  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(spec.extraArgs ?? []) };
+  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(spec.extraArgs ?? []), gpus: spec.tp * spec.pp };
 }

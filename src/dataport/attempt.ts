@@ -28,6 +28,17 @@ export interface AttemptRequest {
   onAnswer: () => void;
   /** Set by forward for the attempt's duration: ends the relay (shutdown) with `error`. */
   cut: { now: ((error: LlmgwError) => void) | null };
+  /**
+   * Called synchronously with the outcome of a served attempt right before the
+   * response's last byte is written: what must be recorded before the client can have
+   * its whole answer (the usage journal) is recorded there. Null: nothing to do.
+   */
+  beforeEnd: ((served: Extract<Outcome, { kind: 'served' }>) => void) | null;
+  /**
+   * Asked after each event of a stream is sent, with the count so far: an error ends the
+   * stream with it (a spent budget, with `tenancy.hard_budgets`). Null: never.
+   */
+  checkStream: ((events: number) => LlmgwError | null) | null;
 }
 
 /** What reached the client of a stream that did not end normally: what it is charged. */
@@ -145,9 +156,11 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       const out = JSON.stringify(wrapped);
       f.onAnswer();
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId });
+      const served = { kind: 'served', status, usage: null, ttftMs: performance.now() - f.arrived, error: wrapped.error.code } as const;
+      f.beforeEnd?.(served);
       res.end(out);
       lease.succeeded(); // it answered, and did so sensibly
-      return { kind: 'served', status, usage: null, ttftMs: performance.now() - f.arrived, error: wrapped.error.code };
+      return served;
     }
 
     const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -195,6 +208,11 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
           await drained(res);
           readingClient = false;
         }
+        const stop = sse && f.checkStream ? f.checkStream((tap as SseUsageTap).events) : null;
+        if (stop) {
+          cutWith = stop;
+          abort.abort();
+        }
         if (abort.aborted) break;
         idle.refresh();
         next = await chunks.next();
@@ -212,9 +230,13 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       lease.abandoned();
       return { kind: 'gone', ttftMs, relayed: relayedOf(tap) };
     }
-    res.end(tap.end());
+    // The tail may hold the usage chunk: the outcome is known only once it is parsed.
+    const tail = tap.end();
+    const served = { kind: 'served', status, usage: tap.usage, ttftMs, error: null } as const;
+    f.beforeEnd?.(served);
+    res.end(tail);
     lease.succeeded();
-    return { kind: 'served', status, usage: tap.usage, ttftMs, error: null };
+    return served;
   } catch (err) {
     // A bug here must not leave a half-open breaker's trial out for good.
     lease.abandoned();

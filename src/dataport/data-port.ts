@@ -24,6 +24,10 @@ import { forwardStage } from './stages/forward.js';
 import { parseStage } from './stages/parse.js';
 import { resolveStage } from './stages/resolve.js';
 import { scheduleStage } from './stages/schedule.js';
+import { authenticate, authenticateStage } from './stages/authenticate.js';
+import { limitStage } from './stages/limit.js';
+import { TenancyGate, type DataPortTenancy } from './tenancy-gate.js';
+import type { Stage } from './pipeline.js';
 
 export interface DataPortOptions {
   catalog: Catalog;
@@ -40,6 +44,8 @@ export interface DataPortOptions {
   usage: (record: UsageRecord) => void;
   /** Admission per canonical model name; null when admission is off. */
   admissions: ReadonlyMap<string, Admission> | null;
+  /** API keys, limits, budgets and billing; absent: no keys, every request served as it comes. */
+  tenancy?: DataPortTenancy;
 }
 
 export interface DataPort {
@@ -66,8 +72,9 @@ const log = createLogger('dataport');
 
 /**
  * The OpenAI-compatible port clients talk to. An inference request goes through the
- * stages of `pipeline.ts`: account → parse → resolve → admit → schedule → forward
- * (authentication and limits will sit between resolve and admit). Everything here runs
+ * stages of `pipeline.ts`: account → parse → resolve → admit → schedule → forward, and
+ * with tenancy on account → authenticate → parse → resolve → limit → admit → schedule →
+ * forward. Everything here runs
  * on the main thread and reads the endpoint table synchronously: nothing on the request
  * path waits on another thread.
  */
@@ -86,15 +93,28 @@ export function createDataPort(opts: DataPortOptions): DataPort {
   setCatalog(opts.catalog, opts.modelProfiles);
   const active = new Set<RequestContext>();
   const budget = new RetryBudget(router.retries.budget_percent, router.retries.min_retry_concurrency);
-  const pipeline = compose([
-    accountStage(opts.usage, active),
+  const gate = opts.tenancy ? new TenancyGate(opts.tenancy, opts.table) : null;
+  const stages: (Stage | null)[] = [
+    accountStage(opts.usage, active, gate),
+    gate && authenticateStage(gate),
     parseStage(router.max_body_bytes),
     resolveStage({ routes, profiles: opts.profiles, admission: router.admission, names, table: opts.table }),
+    gate && limitStage({ gate, routes, profiles: opts.profiles, admission: router.admission }),
     admitStage(),
     scheduleStage({ table: opts.table, scheduler: opts.scheduler, prefixIndex: opts.prefixIndex, budget, maxAttempts: router.retries.max_attempts }, router.prefix, opts.cpu),
-    forwardStage(router),
-  ]);
+    forwardStage(router, gate),
+  ];
+  const pipeline = compose(stages.filter((s): s is Stage => s !== null));
   const modelObject = (id: string): Record<string, unknown> => ({ id, object: 'model', created, owned_by: 'llmgw' });
+
+  /** The names a request may see on /v1/models: all of them, or with tenancy on those its key may use (else its 401). */
+  const visibleTo = (req: IncomingMessage): ((name: string) => boolean) | LlmgwError => {
+    if (!gate) return () => true;
+    const view = authenticate(gate.directory, req, Date.now());
+    if (view instanceof LlmgwError) return view;
+    const allowed = view.limits.models;
+    return allowed === null ? () => true : (name) => allowed.has(routes.get(name)?.entry.name ?? name);
+  };
 
   const handle = (req: IncomingMessage, res: ServerResponse, arrived: number): Promise<void> | void => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
@@ -105,11 +125,14 @@ export function createDataPort(opts: DataPortOptions): DataPort {
     if (path === '/health') return sendJson(res, 200, { status: 'ok' });
     if (path === MODELS_PATH || path.startsWith(`${MODELS_PATH}/`)) {
       if (req.method !== 'GET') return sendError(res, new LlmgwError('LLMGW_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`));
-      if (path === MODELS_PATH) return sendJson(res, 200, { object: 'list', data: names.map(modelObject) });
+      const visible = visibleTo(req);
+      if (visible instanceof LlmgwError) return sendError(res, visible);
+      const shown = gate ? names.filter(visible) : names;
+      if (path === MODELS_PATH) return sendJson(res, 200, { object: 'list', data: shown.map(modelObject) });
       // Model ids may hold slashes (`meta-llama/Llama-3.1-8B`): everything after the prefix is the id.
       const id = safeDecode(path.slice(MODELS_PATH.length + 1));
-      if (id !== null && routes.has(id)) return sendJson(res, 200, modelObject(id));
-      return sendError(res, new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${id ?? path.slice(MODELS_PATH.length + 1)}' does not exist; available: ${names.join(', ')}`), 'model');
+      if (id !== null && routes.has(id) && visible(id)) return sendJson(res, 200, modelObject(id));
+      return sendError(res, new LlmgwError('LLMGW_MODEL_NOT_FOUND', `the model '${id ?? path.slice(MODELS_PATH.length + 1)}' does not exist; available: ${shown.join(', ')}`), 'model');
     }
     return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for ${req.method} ${path}`));
   };
@@ -179,6 +202,8 @@ function newContext(req: IncomingMessage, res: ServerResponse, path: InferencePa
     permit: null,
     prefix: null,
     session: null,
+    tenant: null,
+    billed: false,
     cut: { now: null },
   };
 }

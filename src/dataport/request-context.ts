@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LlmgwError } from '../errors.js';
 import type { UsageRecord } from '../messages/accounting.js';
 import type { Permit } from '../router/admission/admission.js';
+import type { Tenant } from './tenant.js';
 import type { Profile } from '../router/scheduler/types.js';
 import type { AttemptPlan } from './attempt-plan.js';
 import type { ModelRoute } from './model-routes.js';
@@ -45,6 +46,10 @@ export interface RequestContext {
   session: string | null;
   /** schedule: which endpoint each attempt goes to, and when to stop. */
   plan: AttemptPlan;
+  /** authenticate: the key and what it holds on its chain; null with tenancy off, or before its key is known. */
+  tenant: Tenant | null;
+  /** The record is in the usage journal (tenancy on): written once, before the last byte where the request was served. */
+  billed: boolean;
   /** forward: ends the relay now with an error (shutdown); null while no attempt relays. */
   readonly cut: { now: ((error: LlmgwError) => void) | null };
 }

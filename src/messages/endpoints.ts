@@ -36,6 +36,8 @@ export interface PlacedEndpoint {
   weight: number;
   /** From the profile's `--max-num-seqs`, when it sets one. */
   batchSize: number | null;
+  /** GPUs the replica runs on (tp × pp), for pricing in GPU-seconds. */
+  gpus: number;
 }
 
 /** An endpoint of the config's static list, as a reload hands it over. */

@@ -73,6 +73,7 @@ export async function reload(r: Reloadable): Promise<ReloadResult> {
         pool: e.pool ?? null,
         batchSize: e.max_num_seqs ?? null,
         enginePriority: e.priority_scheduling ?? null,
+        gpus: e.gpus,
       })),
     },
     { timeoutMs: 30_000 },

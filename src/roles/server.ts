@@ -91,7 +91,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: catalogLabels(config.models) } });
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) {
-      table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, enginePriority: e.priority_scheduling ?? null });
+      table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, enginePriority: e.priority_scheduling ?? null, gpus: e.gpus });
     }
     await startPollers(system, table.all(), config);
     if (placed.length > 0) await startControlPlane(system, config, placed);

@@ -23,6 +23,8 @@ export interface EndpointSpec {
   batchSize?: number | null;
   /** How the engine orders a request's `priority` field, when it runs with a priority policy; null: it does not. */
   enginePriority?: EnginePriority | null;
+  /** GPUs the engine runs on, for pricing in GPU-seconds; 1 when unset. */
+  gpus?: number;
 }
 
 /** vLLM's `--scheduling-policy priority` serves lower values first; SGLang can be set either way. */
@@ -30,6 +32,7 @@ export type EnginePriority = 'lower-first' | 'higher-first';
 
 export interface EndpointState extends EndpointSpec {
   batchSize: number | null;
+  gpus: number;
   enginePriority: EnginePriority | null;
   ready: boolean;
   reason: string | null;
@@ -104,6 +107,7 @@ export class EndpointTable {
       inflightLog: new InflightLog(),
       batchSize: spec.batchSize ?? null,
       enginePriority: spec.enginePriority ?? null,
+      gpus: spec.gpus ?? 1,
       batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
       peakRunning: 0,
@@ -136,6 +140,7 @@ export class EndpointTable {
         e.priority = next.priority;
         e.pool = next.pool;
         e.enginePriority = next.enginePriority ?? null;
+        e.gpus = next.gpus ?? 1;
         if ((next.batchSize ?? null) !== e.batchSize) e.batchCapacity = e.batchSize = next.batchSize ?? null;
         continue;
       }

@@ -66,6 +66,21 @@ export class Budgets {
     return null;
   }
 
+  /**
+   * The first level whose budget a request in flight now takes past it, at `running`
+   * units so far in place of its reservation (`tenancy.hard_budgets`); null: none.
+   */
+  overrun(hold: BudgetHold, running: number, now: number): Exhausted | null {
+    for (const level of hold.levels) {
+      if (level.budget === null) continue;
+      const period = level.period ?? 'month';
+      const c = this.counters.get(level.id);
+      const spent = c ? this.spentIn(c, period, now) : 0;
+      if (spent + (c?.reserved ?? 0) - hold.units + running > level.budget) return { level, budget: level.budget, period, spent };
+    }
+    return null;
+  }
+
   reserve(levels: readonly Level[], units: number): BudgetHold {
     for (const level of levels) this.counter(level.id).reserved += units;
     return { levels, units, done: false };

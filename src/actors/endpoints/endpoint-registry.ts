@@ -75,11 +75,11 @@ async function replace(s: Pick<EndpointRegistryArgs, 'table' | 'onChange'>, grou
 }
 
 function specOf(e: EndpointState): EndpointSpec {
-  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool, batchSize: e.batchSize, enginePriority: e.enginePriority };
+  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool, batchSize: e.batchSize, enginePriority: e.enginePriority, gpus: e.gpus };
 }
 
 function placedSpec(e: PlacedEndpoint): EndpointSpec {
-  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: 0, pool: null, batchSize: e.batchSize };
+  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: 0, pool: null, batchSize: e.batchSize, gpus: e.gpus };
 }
 
 function configuredSpec(e: ConfiguredEndpoint): EndpointSpec {

@@ -1,4 +1,5 @@
 import type { RouterConfig } from '../../config/types.js';
+import { LlmgwError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import type { EnginePriority } from '../../router/endpoint-table.js';
 import { attempt, type Outcome, type Relayed } from '../attempt.js';
@@ -6,15 +7,18 @@ import type { Stage } from '../pipeline.js';
 import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
 import type { RequestContext } from '../request-context.js';
+import type { TenancyGate } from '../tenancy-gate.js';
 
 const log = createLogger('dataport');
 
 /**
  * Sends the request to each endpoint the plan picks until one answers: a failure
  * before the first byte reached the client is retried elsewhere (`attempt.ts`), then
- * the outcome is written into the usage record.
+ * the outcome is written into the usage record. With tenancy on, a served request is
+ * billed right before its last byte, and with hard budgets a stream is ended once its
+ * key's budget is spent mid-way.
  */
-export function forwardStage(router: RouterConfig): Stage {
+export function forwardStage(router: RouterConfig, gate: TenancyGate | null): Stage {
   const bands = router.admission.bands.length;
   return {
     name: 'forward',
@@ -26,6 +30,13 @@ export function forwardStage(router: RouterConfig): Stage {
       if (res.destroyed) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
       let payload: string | Buffer | null = null;
       let payloadKey = '';
+      const beforeEnd = gate
+        ? (served: Extract<Outcome, { kind: 'served' }>): void => {
+            settle(ctx, served);
+            gate.bill(ctx, true);
+          }
+        : null;
+      const checkStream = gate?.settings.hard_budgets && ctx.stream ? budgetWatch(ctx, gate) : null;
       const asSent = ctx.body.priority;
       for (let lease = plan.next(Date.now()); lease; lease = plan.next(Date.now())) {
         const model = plan.servedModel;
@@ -60,6 +71,8 @@ export function forwardStage(router: RouterConfig): Stage {
             ctx.permit?.firstToken(Date.now());
           },
           cut: ctx.cut,
+          beforeEnd,
+          checkStream,
         });
         // attempt() counted it in the endpoint's in-flight before its first await.
         ctx.permit?.dispatched();
@@ -129,6 +142,24 @@ function settle(ctx: RequestContext, outcome: Outcome): void {
       record.status = 499;
       return;
   }
+}
+
+/**
+ * With `tenancy.hard_budgets`: a stream's running cost, estimated as `charge` would
+ * charge it were it cut now, against what its key's chain has left. Null when the
+ * request holds no budget (none set on its chain, or served free by the fallback).
+ */
+function budgetWatch(ctx: RequestContext, gate: TenancyGate): ((events: number) => LlmgwError | null) | null {
+  const t = ctx.tenant;
+  if (!t?.budget || t.units === null || !t.budget.levels.some((l) => l.budget !== null)) return null;
+  const units = t.units;
+  const budget = t.budget;
+  const promptTokens = Math.ceil((promptOf(ctx)?.length ?? 0) / 4);
+  return (events) => {
+    const running = gate.estimate(units, promptTokens, Math.max(0, events - 1));
+    const over = gate.budgets.overrun(budget, running, Date.now());
+    return over ? new LlmgwError('LLMGW_BUDGET_EXCEEDED', `the ${over.period}ly budget of ${over.level.scope} ${over.level.id} (${over.budget} units) ran out during this response`) : null;
+  };
 }
 
 /**

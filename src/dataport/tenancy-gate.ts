@@ -1,0 +1,88 @@
+import type { TenancyConfig, UnitsConfig } from '../config/types.js';
+import { createLogger } from '../log.js';
+import type { BilledRecord } from '../messages/tenancy.js';
+import type { EndpointTable } from '../router/endpoint-table.js';
+import { Budgets } from '../tenancy/budgets.js';
+import type { Directory } from '../tenancy/directory.js';
+import type { JournalAppender } from '../tenancy/journal-appender.js';
+import { RateLimiter } from '../tenancy/rate-limiter.js';
+import { estimateOf, priceOf, type Served } from '../tenancy/units.js';
+import type { RequestContext } from './request-context.js';
+
+const log = createLogger('dataport');
+
+/** What the data port needs to run with tenancy on (`DataPortOptions.tenancy`). */
+export interface DataPortTenancy {
+  /** Built from the store's snapshot; the admin port applies each change to this same object. */
+  directory: Directory;
+  /** Opened on the store's journal folder (`journalDirOf(store)`). */
+  journal: JournalAppender;
+  settings: TenancyConfig;
+  /** How each canonical model is priced (`models[].units`); a model not listed is priced in tokens. */
+  units: ReadonlyMap<string, UnitsConfig>;
+}
+
+/**
+ * Tenancy's state on the main thread for the request path: the rate limiter and the
+ * budget counters (restored from the snapshot's spend), and the one place a request is
+ * billed: its limits settled with what it really used, its record appended to the
+ * journal, exactly once.
+ */
+export class TenancyGate {
+  readonly directory: Directory;
+  readonly journal: JournalAppender;
+  readonly settings: TenancyConfig;
+  readonly limiter = new RateLimiter();
+  readonly budgets: Budgets;
+  private readonly units: ReadonlyMap<string, UnitsConfig>;
+
+  constructor(
+    t: DataPortTenancy,
+    private readonly table: EndpointTable,
+  ) {
+    this.directory = t.directory;
+    this.journal = t.journal;
+    this.settings = t.settings;
+    this.units = t.units;
+    this.budgets = new Budgets(t.directory.spend, (id) => t.directory.chainOf(id));
+  }
+
+  unitsOf(model: string): UnitsConfig {
+    return this.units.get(model) ?? 'tokens';
+  }
+
+  /** What a request of `units` reserves before it runs. */
+  estimate(units: UnitsConfig | null, promptTokens: number, completionTokens: number): number {
+    return units === null ? 0 : estimateOf(units, promptTokens, completionTokens);
+  }
+
+  /**
+   * Bills the request once: settles its holds with its record's usage and appends the
+   * record. `live`: called while the request still holds its endpoint (just before the
+   * last byte), so the endpoint's in-flight count includes it.
+   */
+  bill(ctx: RequestContext, live: boolean): void {
+    if (ctx.billed) return;
+    ctx.billed = true;
+    const { record } = ctx;
+    record.durationMs = performance.now() - ctx.arrived;
+    const t = ctx.tenant;
+    let units = 0;
+    if (t) {
+      if (t.units !== null) units = priceOf(t.units, record, this.servedOf(record.endpoint, record.durationMs, live));
+      const now = Date.now();
+      if (t.rate) this.limiter.settle(t.rate, record.promptTokens + record.completionTokens, now);
+      if (t.budget) this.budgets.settle(t.budget, units, now);
+    }
+    const v = t?.view;
+    const line: BilledRecord = { ...record, keyId: v?.key.id ?? null, projectId: v?.project.id ?? null, teamId: v?.team.id ?? null, orgId: v?.org.id ?? null, units };
+    if (!this.journal.append(line)) log.error('usage journal write failed: refusing requests until it works again', { request: record.id, error: this.journal.reason });
+  }
+
+  private servedOf(endpoint: string | null, durationMs: number, live: boolean): Served | null {
+    const e = endpoint === null ? undefined : this.table.get(endpoint);
+    if (!e) return null;
+    // Once the request let go of its endpoint, it is no longer in the count it shared.
+    return { gpus: e.gpus, durationMs, concurrent: e.inflight + (live ? 0 : 1) };
+  }
+}
