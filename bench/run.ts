@@ -11,6 +11,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   admission: async () => (await import('./admission.js')).suite,
   placement: async () => (await import('./placement.js')).suite,
   fleet: async () => (await import('./fleet.js')).suite,
+  'tenancy-auth': async () => (await import('./tenancy-auth.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {

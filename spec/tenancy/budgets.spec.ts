@@ -2,16 +2,17 @@
 // the spend restored from the store's snapshot up each key's chain.
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
+import { LevelStates } from '../../src/tenancy/level-counters.js';
 import { Budgets, dayStartOf, monthStartOf } from '../../src/tenancy/budgets.js';
 import type { Level } from '../../src/tenancy/limits.js';
 
 const T0 = Date.UTC(2026, 2, 31, 23, 0); // an hour before a new day and month
-const level = (scope: Level['scope'], id: string, budget: number | null, period: Level['period'] = 'day'): Level => ({ scope, id, rpm: null, tpm: null, budget, period: budget === null ? null : period });
+const level = (scope: Level['scope'], id: string, budget: number | null, period: Level['period'] = 'day'): Level => ({ scope, id, rpm: null, tpm: null, budget, period: budget === null ? null : period, counters: null });
 const chain = (keyBudget: number | null, projBudget: number | null, period: Level['period'] = 'day'): Level[] => [level('key', 'key_a', keyBudget, period), level('project', 'proj_a', projBudget, period)];
 const chainOf = (id: string): string[] | null => (id === 'key_a' || id === 'key_b' ? [id, 'proj_a', 'team_a', 'org_a'] : null);
 
 test('a reservation counts against the budget until it settles with the real cost', () => {
-  const b = new Budgets([], chainOf);
+  const b = new Budgets(new LevelStates(), [], chainOf);
   const levels = chain(100, null);
   const hold = b.reserve(levels, 60);
   assert.is(b.exhausted(levels, T0), null, '60 reserved of 100');
@@ -26,14 +27,14 @@ test('a reservation counts against the budget until it settles with the real cos
 });
 
 test('each level counts on its own: a project budget binds every key under it', () => {
-  const b = new Budgets([], chainOf);
+  const b = new Budgets(new LevelStates(), [], chainOf);
   b.settle(b.reserve([level('key', 'key_a', null), level('project', 'proj_a', 50)], 0), 50, T0);
   const other = [level('key', 'key_b', 1_000), level('project', 'proj_a', 50)];
   assert.equal(b.exhausted(other, T0), { level: other[1]!, budget: 50, period: 'day', spent: 50 });
 });
 
 test('a new UTC day starts a daily budget over; a monthly one carries on within the month', () => {
-  const b = new Budgets([], chainOf);
+  const b = new Budgets(new LevelStates(), [], chainOf);
   b.settle(b.reserve(chain(100, null), 0), 100, T0);
   assert.ok(b.exhausted(chain(100, null, 'day'), T0));
   assert.ok(b.exhausted(chain(100, null, 'month'), T0));
@@ -47,7 +48,7 @@ test('a new UTC day starts a daily budget over; a monthly one carries on within 
 test('spend restored from the snapshot is summed up each key’s chain', () => {
   const day = dayStartOf(T0);
   const month = monthStartOf(T0);
-  const b = new Budgets(
+  const b = new Budgets(new LevelStates(), 
     [
       { keyId: 'key_a', dayStart: day, day: 30, monthStart: month, month: 300 },
       { keyId: 'key_b', dayStart: day, day: 20, monthStart: month, month: 200 },

@@ -2,6 +2,7 @@
 // random trees and limits against a brute-force oracle that asks each level separately.
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
+import { LevelStates } from '../../src/tenancy/level-counters.js';
 import type { LimitRow, Limits, ScopeKind, TenancySnapshot } from '../../src/messages/tenancy.js';
 import { Directory, type KeyView } from '../../src/tenancy/directory.js';
 import { RateLimiter } from '../../src/tenancy/rate-limiter.js';
@@ -95,7 +96,7 @@ test('a key gets exactly as many requests at once as the tightest rpm on its cha
     const d = new Directory(snap, BANDS);
     const key = snap.keys[seed % snap.keys.length]!;
     const v = d.authenticate(`sk-llmgw-${key.id}`, 0) as KeyView;
-    const limiter = new RateLimiter();
+    const limiter = new RateLimiter(new LevelStates());
     const tightest = Math.min(...levelsOf(snap, key.id).map((l) => l?.rpm ?? Infinity));
     let passed = 0;
     while (passed <= 25 && limiter.admit(v.limits.levels, 0, 1_000).verdict.ok) passed++;

@@ -2,13 +2,14 @@
 // reset and retry-after a client is told.
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
+import { LevelStates } from '../../src/tenancy/level-counters.js';
 import type { Level } from '../../src/tenancy/limits.js';
 import { RateLimiter } from '../../src/tenancy/rate-limiter.js';
 
-const level = (id: string, rpm: number | null, tpm: number | null = null): Level => ({ scope: 'key', id, rpm, tpm, budget: null, period: null });
+const level = (id: string, rpm: number | null, tpm: number | null = null): Level => ({ scope: 'key', id, rpm, tpm, budget: null, period: null, counters: null });
 
 test('5 rpm: five at once, the sixth refused with a retry-after of 12 s, then one more every 12 s', () => {
-  const r = new RateLimiter();
+  const r = new RateLimiter(new LevelStates());
   const chain = [level('key_a', 5)];
   for (let i = 0; i < 5; i++) {
     const { verdict } = r.admit(chain, 0, 1_000);
@@ -27,7 +28,7 @@ test('5 rpm: five at once, the sixth refused with a retry-after of 12 s, then on
 });
 
 test('a level refused takes nothing from the others: the check is all or nothing', () => {
-  const r = new RateLimiter();
+  const r = new RateLimiter(new LevelStates());
   const key = level('key_a', 100);
   const project = level('proj_a', 1);
   assert.ok(r.admit([key, project], 0, 0).verdict.ok);
@@ -39,7 +40,7 @@ test('a level refused takes nothing from the others: the check is all or nothing
 });
 
 test('tokens are reserved at admission and corrected at settle', () => {
-  const r = new RateLimiter();
+  const r = new RateLimiter(new LevelStates());
   const chain = [level('key_a', null, 1_000)];
   const first = r.admit(chain, 800, 0);
   assert.ok(first.verdict.ok);
@@ -53,7 +54,7 @@ test('tokens are reserved at admission and corrected at settle', () => {
 });
 
 test('a request larger than a minute of tokens goes when the counter is empty, not never', () => {
-  const r = new RateLimiter();
+  const r = new RateLimiter(new LevelStates());
   const chain = [level('key_a', null, 100)];
   assert.ok(r.admit(chain, 5_000, 0).verdict.ok);
   assert.not.ok(r.admit(chain, 5_000, 59_000).verdict.ok);

@@ -5,6 +5,7 @@ import type { EndpointTable } from '../router/endpoint-table.js';
 import { Budgets } from '../tenancy/budgets.js';
 import type { Directory } from '../tenancy/directory.js';
 import type { JournalAppender } from '../tenancy/journal-appender.js';
+import { LevelStates } from '../tenancy/level-counters.js';
 import { RateLimiter } from '../tenancy/rate-limiter.js';
 import { estimateOf, priceOf, type Served } from '../tenancy/units.js';
 import type { RequestContext } from './request-context.js';
@@ -32,7 +33,7 @@ export class TenancyGate {
   readonly directory: Directory;
   readonly journal: JournalAppender;
   readonly settings: TenancyConfig;
-  readonly limiter = new RateLimiter();
+  readonly limiter: RateLimiter;
   readonly budgets: Budgets;
   private readonly units: ReadonlyMap<string, UnitsConfig>;
 
@@ -44,7 +45,9 @@ export class TenancyGate {
     this.journal = t.journal;
     this.settings = t.settings;
     this.units = t.units;
-    this.budgets = new Budgets(t.directory.spend, (id) => t.directory.chainOf(id));
+    const states = new LevelStates();
+    this.limiter = new RateLimiter(states);
+    this.budgets = new Budgets(states, t.directory.spend, (id) => t.directory.chainOf(id));
   }
 
   unitsOf(model: string): UnitsConfig {

@@ -1,4 +1,5 @@
 import type { BudgetPeriod, KeySpend } from '../messages/tenancy.js';
+import type { LevelCounters, LevelStates } from './level-counters.js';
 import type { Level } from './limits.js';
 
 // Units spent per level in the current UTC day and month. Every level of a chain
@@ -10,15 +11,6 @@ import type { Level } from './limits.js';
 // a level is spent once what it spent plus what is reserved in flight reaches its
 // budget. So a budget is overshot by at most what requests already admitted cost
 // beyond their estimate, never by requests admitted after it ran out.
-
-interface Counter {
-  dayStart: number;
-  day: number;
-  monthStart: number;
-  month: number;
-  /** Units reserved by requests in flight, whatever the period. */
-  reserved: number;
-}
 
 /** A request's reservation on its chain; settled or released once. */
 export interface BudgetHold {
@@ -36,20 +28,19 @@ export interface Exhausted {
 }
 
 export class Budgets {
-  private readonly counters = new Map<string, Counter>();
-
   /** `chainOf` names a key's levels innermost first (the key's id first); null when it is not known. */
-  constructor(spend: readonly KeySpend[], chainOf: (keyId: string) => readonly string[] | null) {
+  constructor(
+    private readonly states: LevelStates,
+    spend: readonly KeySpend[],
+    chainOf: (keyId: string) => readonly string[] | null,
+  ) {
     for (const s of spend) {
       for (const id of chainOf(s.keyId) ?? [s.keyId]) {
-        const c = this.counters.get(id);
-        if (!c) this.counters.set(id, { dayStart: s.dayStart, day: s.day, monthStart: s.monthStart, month: s.month, reserved: 0 });
-        else {
-          c.day = add(c.dayStart, c.day, s.dayStart, s.day);
-          c.dayStart = Math.max(c.dayStart, s.dayStart);
-          c.month = add(c.monthStart, c.month, s.monthStart, s.month);
-          c.monthStart = Math.max(c.monthStart, s.monthStart);
-        }
+        const c = states.of(id);
+        c.day = add(c.dayStart, c.day, s.dayStart, s.day);
+        c.dayStart = Math.max(c.dayStart, s.dayStart);
+        c.month = add(c.monthStart, c.month, s.monthStart, s.month);
+        c.monthStart = Math.max(c.monthStart, s.monthStart);
       }
     }
   }
@@ -59,9 +50,9 @@ export class Budgets {
     for (const level of levels) {
       if (level.budget === null) continue;
       const period = level.period ?? 'month';
-      const c = this.counters.get(level.id);
-      const spent = c ? this.spentIn(c, period, now) : 0;
-      if (spent + (c?.reserved ?? 0) >= level.budget) return { level, budget: level.budget, period, spent };
+      const c = (level.counters ??= this.states.of(level.id));
+      const spent = spentIn(c, period, now);
+      if (spent + c.reserved >= level.budget) return { level, budget: level.budget, period, spent };
     }
     return null;
   }
@@ -74,15 +65,15 @@ export class Budgets {
     for (const level of hold.levels) {
       if (level.budget === null) continue;
       const period = level.period ?? 'month';
-      const c = this.counters.get(level.id);
-      const spent = c ? this.spentIn(c, period, now) : 0;
-      if (spent + (c?.reserved ?? 0) - hold.units + running > level.budget) return { level, budget: level.budget, period, spent };
+      const c = (level.counters ??= this.states.of(level.id));
+      const spent = spentIn(c, period, now);
+      if (spent + c.reserved - hold.units + running > level.budget) return { level, budget: level.budget, period, spent };
     }
     return null;
   }
 
   reserve(levels: readonly Level[], units: number): BudgetHold {
-    for (const level of levels) this.counter(level.id).reserved += units;
+    for (const level of levels) (level.counters ??= this.states.of(level.id)).reserved += units;
     return { levels, units, done: false };
   }
 
@@ -93,7 +84,7 @@ export class Budgets {
     const day = dayStartOf(now);
     const month = monthStartOf(now);
     for (const level of hold.levels) {
-      const c = this.counter(level.id);
+      const c = (level.counters ??= this.states.of(level.id));
       c.reserved -= hold.units;
       roll(c, day, month);
       c.day += units;
@@ -105,27 +96,17 @@ export class Budgets {
   release(hold: BudgetHold): void {
     if (hold.done) return;
     hold.done = true;
-    for (const level of hold.levels) this.counter(level.id).reserved -= hold.units;
+    for (const level of hold.levels) (level.counters ??= this.states.of(level.id)).reserved -= hold.units;
   }
 
-  /** Units spent by a level in the period of `now` that `period` names. */
+  /** Units spent by level `id` in the period of `now` that `period` names. */
   spent(id: string, period: BudgetPeriod, now: number): number {
-    const c = this.counters.get(id);
-    return c ? this.spentIn(c, period, now) : 0;
+    return spentIn(this.states.of(id), period, now);
   }
+}
 
-  private spentIn(c: Counter, period: BudgetPeriod, now: number): number {
-    return period === 'day' ? (c.dayStart === dayStartOf(now) ? c.day : 0) : c.monthStart === monthStartOf(now) ? c.month : 0;
-  }
-
-  private counter(id: string): Counter {
-    let c = this.counters.get(id);
-    if (!c) {
-      c = { dayStart: 0, day: 0, monthStart: 0, month: 0, reserved: 0 };
-      this.counters.set(id, c);
-    }
-    return c;
-  }
+function spentIn(c: LevelCounters, period: BudgetPeriod, now: number): number {
+  return period === 'day' ? (c.dayStart === dayStartOf(now) ? c.day : 0) : c.monthStart === monthStartOf(now) ? c.month : 0;
 }
 
 /** A level's figure for the later of two periods: the sum when both are for the same one. */
@@ -133,7 +114,7 @@ function add(startA: number, a: number, startB: number, b: number): number {
   return startA === startB ? a + b : startA > startB ? a : b;
 }
 
-function roll(c: Counter, day: number, month: number): void {
+function roll(c: LevelCounters, day: number, month: number): void {
   if (c.dayStart !== day) {
     c.dayStart = day;
     c.day = 0;
@@ -153,6 +134,12 @@ export function dayStartOf(now: number): number {
 
 /** UTC midnight of the first of the month `now` falls in. */
 export function monthStartOf(now: number): number {
+  // Every request asks, and nearly all within the month last asked about: no Date then.
+  if (now >= month.from && now < month.to) return month.from;
   const d = new Date(now);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  month.from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  month.to = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return month.from;
 }
+
+const month = { from: 0, to: 0 };

@@ -1,4 +1,5 @@
 import type { BudgetPeriod, Limits, ScopeKind } from '../messages/tenancy.js';
+import type { LevelCounters } from './level-counters.js';
 
 // What a request is held to: every level on its key's chain (key → project → team →
 // org) keeps its own counters, so a project's rpm is shared by all of its keys. The
@@ -13,6 +14,8 @@ export interface Level {
   tpm: number | null;
   budget: number | null;
   period: BudgetPeriod | null;
+  /** A cache slot: the level's counters, filled on first use (`level-counters.ts`). */
+  counters: LevelCounters | null;
 }
 
 export interface EffectiveLimits {
@@ -43,7 +46,7 @@ export function resolveLimits(chain: readonly { scope: ScopeKind; id: string; li
   let profile: string | null = null;
   const levels: Level[] = [];
   for (const { scope, id, limits: l } of chain) {
-    levels.push({ scope, id, rpm: l?.rpm ?? null, tpm: l?.tpm ?? null, budget: l?.budget ?? null, period: l?.budget != null ? (l.period ?? 'month') : null });
+    levels.push({ scope, id, rpm: l?.rpm ?? null, tpm: l?.tpm ?? null, budget: l?.budget ?? null, period: l?.budget != null ? (l.period ?? 'month') : null, counters: null });
     if (!l) continue;
     if (l.rpm !== null) rpm = rpm === null ? l.rpm : Math.min(rpm, l.rpm);
     if (l.tpm !== null) tpm = tpm === null ? l.tpm : Math.min(tpm, l.tpm);

@@ -1,3 +1,4 @@
+import type { LevelCounters, LevelStates } from './level-counters.js';
 import type { Level } from './limits.js';
 
 // Requests and tokens per minute per level, by GCRA (the generic cell rate algorithm):
@@ -36,30 +37,32 @@ export interface TokenHold {
 }
 
 export class RateLimiter {
-  /** Empty-again time per level id, wall-clock ms. */
-  private readonly requests = new Map<string, number>();
-  private readonly tokens = new Map<string, number>();
+  constructor(private readonly states: LevelStates) {}
 
   /**
    * Takes one request and `tokens` from every level that sets a limit, or nothing when
    * any of them is used up. Returns the hold to correct once the real count is known.
    */
   admit(levels: readonly Level[], tokens: number, now: number): { verdict: RateVerdict; hold: TokenHold | null } {
+    for (const level of levels) {
+      if (level.rpm === null && level.tpm === null) continue;
+      const c = (level.counters ??= this.states.of(level.id));
+      if (level.rpm !== null) {
+        const wait = waitFor(c.requestsTat, now, 1, level.rpm);
+        if (wait > 0) return { verdict: refusal('requests', level, wait, levels, now), hold: null };
+      }
+      if (level.tpm !== null) {
+        const wait = waitFor(c.tokensTat, now, tokens, level.tpm);
+        if (wait > 0) return { verdict: refusal('tokens', level, wait, levels, now), hold: null };
+      }
+    }
     const requests = blank();
     const tokenState = blank();
     for (const level of levels) {
-      if (level.rpm !== null) {
-        const wait = waitFor(this.requests.get(level.id) ?? now, now, 1, level.rpm);
-        if (wait > 0) return { verdict: this.refusal('requests', level, wait, levels, now), hold: null };
-      }
-      if (level.tpm !== null) {
-        const wait = waitFor(this.tokens.get(level.id) ?? now, now, tokens, level.tpm);
-        if (wait > 0) return { verdict: this.refusal('tokens', level, wait, levels, now), hold: null };
-      }
-    }
-    for (const level of levels) {
-      if (level.rpm !== null) note(requests, level.rpm, take(this.requests, level.id, now, 1, level.rpm), now);
-      if (level.tpm !== null) note(tokenState, level.tpm, take(this.tokens, level.id, now, tokens, level.tpm), now);
+      const c = level.counters;
+      if (!c) continue;
+      if (level.rpm !== null) note(requests, level.rpm, (c.requestsTat = Math.max(c.requestsTat, now) + MINUTE_MS / level.rpm), now);
+      if (level.tpm !== null) note(tokenState, level.tpm, (c.tokensTat = Math.max(c.tokensTat, now) + (tokens * MINUTE_MS) / level.tpm), now);
     }
     return { verdict: { ok: true, requests, tokens: tokenState }, hold: { levels, tokens } };
   }
@@ -70,23 +73,22 @@ export class RateLimiter {
     hold.tokens = tokens;
     if (delta === 0) return;
     for (const level of hold.levels) {
-      if (level.tpm === null) continue;
-      const tat = this.tokens.get(level.id);
-      if (tat === undefined) continue;
+      if (level.tpm === null || !level.counters) continue;
       // Never before now: what a request did not use is no credit for a later minute.
-      this.tokens.set(level.id, Math.max(now, tat + (delta * MINUTE_MS) / level.tpm));
+      level.counters.tokensTat = Math.max(now, level.counters.tokensTat + (delta * MINUTE_MS) / level.tpm);
     }
   }
+}
 
-  private refusal(kind: RateKind, level: Level, retryAfterMs: number, levels: readonly Level[], now: number): RateVerdict {
-    const requests = blank();
-    const tokens = blank();
-    for (const l of levels) {
-      if (l.rpm !== null) note(requests, l.rpm, this.requests.get(l.id) ?? now, now);
-      if (l.tpm !== null) note(tokens, l.tpm, this.tokens.get(l.id) ?? now, now);
-    }
-    return { ok: false, kind, level, retryAfterMs, requests, tokens };
+function refusal(kind: RateKind, level: Level, retryAfterMs: number, levels: readonly Level[], now: number): RateVerdict {
+  const requests = blank();
+  const tokens = blank();
+  for (const l of levels) {
+    const c: LevelCounters | null = l.counters;
+    if (l.rpm !== null) note(requests, l.rpm, c?.requestsTat ?? now, now);
+    if (l.tpm !== null) note(tokens, l.tpm, c?.tokensTat ?? now, now);
   }
+  return { ok: false, kind, level, retryAfterMs, requests, tokens };
 }
 
 /** How long until `cost` more fits under `limit` per minute; 0: it fits now. */
@@ -96,12 +98,6 @@ function waitFor(tat: number, now: number, cost: number, limit: number): number 
   const wait = Math.max(tat, now) + increment - now - MINUTE_MS;
   // Below a microsecond is float error in summing N increments of 60000/N, not a wait.
   return wait > 1e-3 ? wait : 0;
-}
-
-function take(counters: Map<string, number>, id: string, now: number, cost: number, limit: number): number {
-  const tat = Math.max(counters.get(id) ?? now, now) + (cost * MINUTE_MS) / limit;
-  counters.set(id, tat);
-  return tat;
 }
 
 function blank(): RateState {
