@@ -75,7 +75,9 @@ export class TenancyGate {
       if (t.units !== null) units = priceOf(t.units, record, this.servedOf(record.endpoint, record.durationMs, live));
       const now = Date.now();
       if (t.rate) this.limiter.settle(t.rate, record.promptTokens + record.completionTokens, now);
-      if (t.budget) this.budgets.settle(t.budget, units, now);
+      // A request that never reached an engine cost nothing: its reservation is just returned.
+      if (t.budget && record.endpoint === null) this.budgets.release(t.budget);
+      else if (t.budget) this.budgets.settle(t.budget, units, now);
     }
     const v = t?.view;
     const line: BilledRecord = { ...record, keyId: v?.key.id ?? null, projectId: v?.project.id ?? null, teamId: v?.team.id ?? null, orgId: v?.org.id ?? null, units };
