@@ -16,7 +16,7 @@ const test = suite('tenancy on the request path (sim engine, real sockets)');
 
 const yaml = (tenancy: string): string => `
 listen: "127.0.0.1:0"
-router: { max_body_bytes: 20000000 }
+router: { max_body_bytes: 20000000, admission: { priority_header: true } }
 models:
   - { name: m, aliases: [em] }
   - { name: n }
@@ -141,9 +141,19 @@ test('without a fallback, a spent budget is 429 insufficient_quota', async () =>
   assert.is(r.json().error.type, 'insufficient_quota');
 });
 
-test("the key's band is the band admission sees, over the default and the header", async () => {
-  const r = await chat(port, 'sk-llmgw-band');
-  assert.is(lineOf(port, r.id)!.band, 'bronze');
+test("the key's band is the band admission sees, over the client's header", async () => {
+  const asking = async (key: string): Promise<string | null> => {
+    const id = `band-${++seq}`;
+    const res = await request(`${port.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': id, authorization: `Bearer ${key}`, 'x-llmgw-priority': 'platinum' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+    });
+    await res.body.dump();
+    return lineOf(port, id)!.band;
+  };
+  assert.is(await asking('sk-llmgw-band'), 'bronze');
+  assert.is(await asking('sk-llmgw-ok'), 'platinum', "the header's band where the key sets none");
   const plain = await chat(port, 'sk-llmgw-ok');
   assert.is(lineOf(port, plain.id)!.band, 'silver', 'the default band otherwise');
 });

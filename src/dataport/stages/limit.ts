@@ -7,7 +7,6 @@ import type { ModelRoute } from '../model-routes.js';
 import type { Stage } from '../pipeline.js';
 import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
-import type { RequestContext } from '../request-context.js';
 import type { TenancyGate } from '../tenancy-gate.js';
 
 /**
@@ -81,22 +80,18 @@ export function limitStage(i: LimitInputs): Stage {
         ctx.profile = profile;
         record.profile = profile.name;
       }
+      const resolved = record.band !== null && bandIndex.has(record.band) ? record.band : null;
       ctx.band = -1;
       record.band = null;
       if (ctx.route.admission) {
         // The key's band first, then what resolve chose, then the default (the fallback may admit where the asked model did not).
-        const name = (limits.band !== null && bandIndex.has(limits.band) ? limits.band : null) ?? profile?.band ?? resolvedBand(ctx, bandNames) ?? defaultBand;
+        const name = (limits.band !== null && bandIndex.has(limits.band) ? limits.band : null) ?? profile?.band ?? resolved ?? defaultBand;
         ctx.band = bandIndex.get(name) ?? bandIndex.get(defaultBand)!;
         record.band = bandNames[ctx.band]!;
       }
       return next();
     },
   };
-}
-
-/** The band resolve set, kept when neither the key nor its profile sets one. */
-function resolvedBand(ctx: RequestContext, bandNames: readonly string[]): string | null {
-  return ctx.record.band !== null && bandNames.includes(ctx.record.band) ? ctx.record.band : null;
 }
 
 function completionAllowance(body: Record<string, unknown>): number {
