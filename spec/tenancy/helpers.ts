@@ -1,7 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sqlite from 'node-sqlite3-wasm';
+import type { Logger } from '../../src/log.js';
 import type { BilledRecord } from '../../src/messages/tenancy.js';
+import { segmentPath } from '../../src/tenancy/journal-segments.js';
 
 /** A fresh folder for a store and its journal, removed by the returned function. */
 export function tempDir(): { dir: string; remove: () => void } {
@@ -45,4 +48,28 @@ export function billed(id: string, over: Partial<BilledRecord> = {}): BilledReco
     units: 1.5,
     ...over,
   };
+}
+
+/** A logger that keeps what it was told, for specs that assert on a warning. */
+export function recordingLogger(): Logger & { lines: { level: string; msg: string; fields: Record<string, unknown> }[] } {
+  const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ level, msg, fields });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), enabled: () => true };
+}
+
+/** Appends records to a journal segment as the data port does: whole lines. */
+export function journal(dir: string, seq: number, records: readonly BilledRecord[], tail = ''): void {
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(segmentPath(dir, seq), records.map((r) => JSON.stringify(r) + '\n').join('') + tail);
+}
+
+/** The request ids in the store's usage table, read as another program would. */
+export function storedIds(path: string): string[] {
+  const db = new sqlite.Database(path);
+  try {
+    db.exec('PRAGMA locking_mode=EXCLUSIVE');
+    return db.all('SELECT request_id FROM usage ORDER BY id').map((r) => String(r.request_id));
+  } finally {
+    db.close();
+  }
 }
