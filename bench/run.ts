@@ -11,6 +11,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   admission: async () => (await import('./admission.js')).suite,
   placement: async () => (await import('./placement.js')).suite,
   fleet: async () => (await import('./fleet.js')).suite,
+  'usage-writer': async () => (await import('./usage-writer.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {
