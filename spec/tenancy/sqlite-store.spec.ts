@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import * as assert from 'uvu/assert';
@@ -6,6 +7,7 @@ import { LlmgwError, type ErrorCode } from '../../src/errors.js';
 import { hashKey } from '../../src/tenancy/keys.js';
 import { SCHEMA_VERSION } from '../../src/tenancy/store/migrations.js';
 import { SqliteStore } from '../../src/tenancy/store/sqlite-store.js';
+import { lockDirOf, ownerFileOf } from '../../src/tenancy/store/store-owner.js';
 import { suite } from '../support/uvu.js';
 import { clock, tempDir } from './helpers.js';
 
@@ -87,10 +89,28 @@ test('a store that cannot be opened fails with LLMGW_STORE_FAILED naming the pat
   }
 });
 
-test('a store another process holds is refused at open, not shared', () => {
+test('a store that is open is refused to a second opener, with who holds it', () => {
   withStore((_store, _c, path) => {
-    fails(() => SqliteStore.open(path), 'LLMGW_STORE_FAILED', new RegExp(path));
+    fails(() => SqliteStore.open(path), 'LLMGW_STORE_FAILED', new RegExp(`${path} is in use by process ${process.pid} \\(this one\\)`));
   });
+});
+
+test('a lock its holder left behind is taken over; one whose holder is unknown is refused with the folder to remove', () => {
+  const t = tempDir();
+  try {
+    const path = join(t.dir, 'tenancy.db');
+    SqliteStore.open(path).close();
+    // What a killed holder leaves: the lock folder and its owner file naming a gone process.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    mkdirSync(lockDirOf(path));
+    writeFileSync(ownerFileOf(path), JSON.stringify({ pid: Number(gone.stdout), boot: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() }));
+    SqliteStore.open(path).close();
+    assert.not.ok(existsSync(lockDirOf(path)), 'closed cleanly again');
+    mkdirSync(lockDirOf(path));
+    fails(() => SqliteStore.open(path), 'LLMGW_STORE_FAILED', new RegExp(`did not say who it is: if no llmgw or other program has it open, remove ${lockDirOf(path)}`));
+  } finally {
+    t.remove();
+  }
 });
 
 test('the tree is built by name or id; names are unique under their parent only', () => {

@@ -1,5 +1,8 @@
 import { appendFileSync, existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
 import type { BilledRecord } from '../../src/messages/tenancy.js';
 import { journalDirOf, listSegments, segmentPath } from '../../src/tenancy/journal-segments.js';
@@ -191,6 +194,45 @@ test('stopped anywhere and reopened, the writer stores every journaled record ex
     } finally {
       t.remove();
     }
+  }
+});
+
+test('a writer killed with SIGKILL at random points loses and repeats nothing', async () => {
+  const fixture = fileURLToPath(new URL('./fixtures/drain-until-killed.js', import.meta.url));
+  const rng = mulberry32(42);
+  const t = tempDir();
+  const path = join(t.dir, 'tenancy.db');
+  const dir = journalDirOf(path);
+  try {
+    SqliteStore.open(path).close();
+    const expected: string[] = [];
+    let n = 0;
+    for (let round = 0; round < 4; round++) {
+      for (let seg = 1; seg <= 3; seg++) {
+        const batch = Array.from({ length: 150 }, () => billed(`k${n++}`));
+        journal(dir, round * 3 + seg, batch);
+        expected.push(...batch.map((r) => r.id));
+      }
+      // Killed after a random number of committed slices: the kill lands in the next one.
+      const killAfter = 1 + Math.floor(rng() * 20);
+      const child = spawn(process.execPath, [fixture, path, String(1 + Math.floor(rng() * 40))], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      let slices = 0;
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if ((line === 'stored' && ++slices === killAfter) || line === 'empty') child.kill('SIGKILL');
+      });
+      await exited;
+    }
+    const store = SqliteStore.open(path);
+    const writer = new UsageWriter(store, dir, recordingLogger());
+    writer.drain();
+    writer.close();
+    store.close();
+    const ids = storedIds(path);
+    assert.is(new Set(ids).size, ids.length, 'no record twice');
+    assert.equal(ids.sort(), expected.sort(), 'none lost');
+  } finally {
+    t.remove();
   }
 });
 

@@ -21,6 +21,7 @@ import type {
 import { generateKey, newId } from '../keys.js';
 import { dayStart, hourStart, monthStart } from '../periods.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { removeOwner, takeOverStaleLock, writeOwner } from './store-owner.js';
 import type { Entity, JournalPosition, TenancyStore } from './tenancy-store.js';
 
 const { Database } = sqlite;
@@ -52,18 +53,21 @@ const NO_KEY = '';
  * with the default rollback journal, at full sync, so a commit the writer made is one
  * the disk has. (`synchronous=NORMAL` doubles that again but may lose the last commits
  * on power loss after their journal segment was deleted.) Exclusive locking also makes a
- * second server on the same file fail at open instead of interleaving writes.
+ * second server on the same file fail at open instead of interleaving writes (see
+ * store-owner.ts for a lock a killed server left).
  */
 export class SqliteStore implements TenancyStore {
   private readonly db: Db;
+  private readonly path: string;
   private readonly now: () => number;
   private readonly insertUsage: ReturnType<Db['prepare']>;
   private readonly upsertRollup: ReturnType<Db['prepare']>;
   private readonly touchKey: ReturnType<Db['prepare']>;
   private readonly setPosition: ReturnType<Db['prepare']>;
 
-  private constructor(db: Db, now: () => number) {
+  private constructor(db: Db, path: string, now: () => number) {
     this.db = db;
+    this.path = path;
     this.now = now;
     this.insertUsage = db.prepare(
       `INSERT INTO usage (request_id, ts, key_id, project_id, team_id, org_id, path, model_asked, model_served, endpoint, status, error, stream,
@@ -92,18 +96,25 @@ export class SqliteStore implements TenancyStore {
     let db: Db;
     try {
       mkdirSync(dirname(path), { recursive: true });
+      takeOverStaleLock(path);
       db = new Database(path);
     } catch (err) {
+      if (err instanceof LlmgwError) throw err;
       throw new LlmgwError('LLMGW_STORE_FAILED', `cannot open the tenancy store ${path}: ${reason(err)}`, { path });
     }
+    let owned = false;
     try {
       db.exec('PRAGMA locking_mode=EXCLUSIVE');
+      // The first access takes the lock, and in exclusive mode keeps it until close.
       db.exec('PRAGMA journal_mode=WAL');
+      writeOwner(path);
+      owned = true;
       db.exec('PRAGMA foreign_keys=ON');
       migrate(db, path);
-      return new SqliteStore(db, opts.now ?? Date.now);
+      return new SqliteStore(db, path, opts.now ?? Date.now);
     } catch (err) {
       db.close();
+      if (owned) removeOwner(path);
       if (err instanceof LlmgwError) throw err;
       throw new LlmgwError('LLMGW_STORE_FAILED', `cannot open the tenancy store ${path}: ${reason(err)}`, { path });
     }
@@ -112,6 +123,7 @@ export class SqliteStore implements TenancyStore {
   close(): void {
     for (const s of [this.insertUsage, this.upsertRollup, this.touchKey, this.setPosition]) s.finalize();
     this.db.close();
+    removeOwner(this.path);
   }
 
   // --- the tree
