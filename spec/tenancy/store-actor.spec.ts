@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { storeActor } from '../../src/actors/tenancy/store-actor.js';
 import { LlmgwError } from '../../src/errors.js';
+import type { Outcome } from '../../src/messages/agent.js';
 import { TENANCY_STORE } from '../../src/messages/tenancy.js';
 import { ActorSystem } from '../../src/runtime/index.js';
 import { journalDirOf } from '../../src/tenancy/journal-segments.js';
@@ -12,6 +13,12 @@ import { billed, journal, storedIds, tempDir } from './helpers.js';
 
 const test = suite('the tenancy store actor on its own thread');
 
+/** An Outcome's value; a refusal fails the spec with its error. */
+function value<T>(o: Outcome<T>): T {
+  if (!o.ok) throw LlmgwError.deserialize(o.error);
+  return o.value;
+}
+
 test('it serves the protocol from the tenancy thread, counts the journal written before it started, and drains on stop', async () => {
   const t = tempDir();
   const path = join(t.dir, 'store', 'tenancy.db');
@@ -20,17 +27,11 @@ test('it serves the protocol from the tenancy thread, counts the journal written
   let stopped = false;
   try {
     let ref = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: dir, retentionDays: 30 } });
-    const { org } = await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' });
-    await ref.ask({ type: 'create-team', name: 'ml', org: 'acme', actor: 'ops' });
-    const { project } = await ref.ask({ type: 'create-project', name: 'search', team: 'ml', actor: 'ops' });
-    const { issued } = await ref.ask({ type: 'create-key', project: 'search', name: 'ci', expiresAt: null, actor: 'ops' });
+    const { org } = value(await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' }));
+    value(await ref.ask({ type: 'create-team', name: 'ml', org: 'acme', actor: 'ops' }));
+    const { project } = value(await ref.ask({ type: 'create-project', name: 'search', team: 'ml', actor: 'ops' }));
+    const { issued } = value(await ref.ask({ type: 'create-key', project: 'search', name: 'ci', expiresAt: null, actor: 'ops' }));
     const chain = { keyId: issued.record.id, projectId: project.id, teamId: project.teamId, orgId: org.id };
-
-    const err = await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' }).catch((e: unknown) => e);
-    assert.instance(err, LlmgwError);
-    assert.is((err as LlmgwError).code, 'LLMGW_ENTITY_CONFLICT');
-    const missing = await ref.ask({ type: 'show', kind: 'team', ref: 'nope' }).catch((e: unknown) => e);
-    assert.is((missing as LlmgwError).code, 'LLMGW_ENTITY_NOT_FOUND');
 
     // The data port appends; a flush (and a usage query) sees every line written before it.
     const now = Date.now();
@@ -39,7 +40,7 @@ test('it serves the protocol from the tenancy thread, counts the journal written
     assert.ok((await ref.ask({ type: 'flush' })).records <= 2);
     assert.is((await ref.ask({ type: 'snapshot' })).spend[0]?.day, 5, 'flushed lines count in spend');
     journal(dir, 1, [billed('c', { ...chain, at: now, units: 4 })]);
-    const usage = await ref.ask({ type: 'usage', query: { by: 'project', since: null, until: null, of: null } });
+    const usage = value(await ref.ask({ type: 'usage', query: { by: 'project', since: null, until: null, of: null } }));
     assert.equal(usage.map((r) => [r.id, r.name, r.requests, r.promptTokens, r.completionTokens, r.units]), [[project.id, 'search', 3, 30, 60, 9]]);
     // Without asking, the writer's own poll picks a line up.
     journal(dir, 1, [billed('d', { ...chain, at: now, units: 1 })]);
@@ -61,6 +62,29 @@ test('it serves the protocol from the tenancy thread, counts the journal written
     assert.equal(storedIds(path).sort(), ['a', 'b', 'c', 'd', 'e', 'f', 'g'], 'stop drains what was journaled, once');
   } finally {
     if (!stopped) await system.shutdown();
+    t.remove();
+  }
+});
+
+test("a caller's mistakes are refused as answers: the store neither crashes nor restarts, however many", async () => {
+  const t = tempDir();
+  const path = join(t.dir, 'tenancy.db');
+  const system = await ActorSystem.start({ threads: [{ name: 'tenancy' }] });
+  try {
+    const ref = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: journalDirOf(path), retentionDays: 30 } });
+    value(await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' }));
+    for (let i = 0; i < 10; i++) {
+      const taken = await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' });
+      assert.equal(taken.ok ? null : taken.error.code, 'LLMGW_ENTITY_CONFLICT');
+      const missing = await ref.ask({ type: 'show', kind: 'team', ref: 'nope' });
+      assert.equal(missing.ok ? null : [missing.error.code, missing.error.message], ['LLMGW_ENTITY_NOT_FOUND', "no team has the id or name 'nope'"]);
+    }
+    const stats = (await system.stats()).find((s) => s.name === 'tenancy-store')!;
+    assert.is(stats.failures, 0);
+    assert.is(stats.restarts, 0);
+    assert.is(value(await ref.ask({ type: 'list', kind: 'org', parent: null })).length, 1);
+  } finally {
+    await system.shutdown();
     t.remove();
   }
 });

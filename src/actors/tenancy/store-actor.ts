@@ -1,4 +1,6 @@
+import { LlmgwError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import type { Outcome } from '../../messages/agent.js';
 import type { TenancyMsg } from '../../messages/tenancy.js';
 import { defineActor } from '../../runtime/actor.js';
 import { SqliteStore } from '../../tenancy/store/sqlite-store.js';
@@ -33,10 +35,11 @@ const DAY_MS = 86_400_000;
 
 /**
  * The tenancy store's actor, on the `tenancy` thread: the only code that touches the
- * database. It answers the admin port's mutations and queries, and it is the usage
- * writer, tailing the journal the data port appends to. Its timers run outside the
- * mailbox (the protocol has no tick message and needs none): every handler is
- * synchronous, so a timer's drain never interleaves with one.
+ * database. It answers the admin port's mutations and queries (a caller's mistake as a
+ * refused Outcome, never a crash), and it is the usage writer, tailing the journal the
+ * data port appends to. Its timers run outside the mailbox (the protocol has no tick
+ * message and needs none): every handler is synchronous, so a timer's drain never
+ * interleaves with one.
  */
 export const storeActor = defineActor<TenancyMsg>()({
   kind: 'tenancy-store',
@@ -70,19 +73,19 @@ export const storeActor = defineActor<TenancyMsg>()({
   },
   handlers: {
     snapshot: (s) => s.store.snapshot(),
-    'create-org': (s, m) => s.store.createOrg(m.name, m.actor),
-    'create-team': (s, m) => s.store.createTeam(m.name, m.org, m.actor),
-    'create-project': (s, m) => s.store.createProject(m.name, m.team, m.actor),
-    'create-key': (s, m) => s.store.createKey(m.project, m.name, m.expiresAt, m.actor),
-    'revoke-key': (s, m) => s.store.revokeKey(m.key, m.actor),
-    'rotate-key': (s, m) => s.store.rotateKey(m.key, m.graceMs, m.actor),
-    'set-limits': (s, m) => s.store.setLimits(m.scope, m.ref, m.limits, m.clear, m.actor),
-    list: (s, m) => s.store.list(m.kind, m.parent),
-    show: (s, m) => s.store.show(m.kind, m.ref),
-    limits: (s, m) => s.store.limits(m.scope, m.ref),
+    'create-org': (s, m) => outcome(() => s.store.createOrg(m.name, m.actor)),
+    'create-team': (s, m) => outcome(() => s.store.createTeam(m.name, m.org, m.actor)),
+    'create-project': (s, m) => outcome(() => s.store.createProject(m.name, m.team, m.actor)),
+    'create-key': (s, m) => outcome(() => s.store.createKey(m.project, m.name, m.expiresAt, m.actor)),
+    'revoke-key': (s, m) => outcome(() => s.store.revokeKey(m.key, m.actor)),
+    'rotate-key': (s, m) => outcome(() => s.store.rotateKey(m.key, m.graceMs, m.actor)),
+    'set-limits': (s, m) => outcome(() => s.store.setLimits(m.scope, m.ref, m.limits, m.clear, m.actor)),
+    list: (s, m) => outcome(() => s.store.list(m.kind, m.parent)),
+    show: (s, m) => outcome(() => s.store.show(m.kind, m.ref)),
+    limits: (s, m) => outcome(() => s.store.limits(m.scope, m.ref)),
     usage: (s, m) => {
       s.writer.drain();
-      return s.store.usage(m.query);
+      return outcome(() => s.store.usage(m.query));
     },
     audit: (s, m) => s.store.audit(m.limit, m.since),
     flush: (s) => ({ records: s.writer.drain() }),
@@ -112,4 +115,13 @@ function prune(store: TenancyStore, retentionDays: number, log: Logger): void {
     deleted += n;
   } while (n === PRUNE_BATCH);
   if (deleted > 0) log.info('usage past retention deleted', { rows: deleted, retentionDays });
+}
+
+/** A refusal (or a failed transaction, rolled back) as an answer: the store itself is fine. */
+function outcome<T>(fn: () => T): Outcome<T> {
+  try {
+    return { ok: true, value: fn() };
+  } catch (err) {
+    return { ok: false, error: LlmgwError.from(err).serialize() };
+  }
 }
