@@ -63,11 +63,17 @@ export function journal(dir: string, seq: number, records: readonly BilledRecord
   appendFileSync(segmentPath(dir, seq), records.map((r) => JSON.stringify(r) + '\n').join('') + tail);
 }
 
-/** The request ids in the store's usage table, read as another program would. */
-export function storedIds(path: string): string[] {
+/** The store file as another program sees it; WAL without shared memory needs the exclusive lock first. */
+export function openRaw(path: string): InstanceType<typeof sqlite.Database> {
   const db = new sqlite.Database(path);
+  db.exec('PRAGMA locking_mode=EXCLUSIVE');
+  return db;
+}
+
+/** The request ids in the store's usage table, in the order they were stored. */
+export function storedIds(path: string): string[] {
+  const db = openRaw(path);
   try {
-    db.exec('PRAGMA locking_mode=EXCLUSIVE');
     return db.all('SELECT request_id FROM usage ORDER BY id').map((r) => String(r.request_id));
   } finally {
     db.close();

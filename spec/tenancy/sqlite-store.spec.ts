@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import sqlite from 'node-sqlite3-wasm';
 import * as assert from 'uvu/assert';
 import { LlmgwError, type ErrorCode } from '../../src/errors.js';
 import { hashKey } from '../../src/tenancy/keys.js';
@@ -9,7 +8,7 @@ import { SCHEMA_VERSION } from '../../src/tenancy/store/migrations.js';
 import { SqliteStore } from '../../src/tenancy/store/sqlite-store.js';
 import { lockDirOf, ownerFileOf } from '../../src/tenancy/store/store-owner.js';
 import { suite } from '../support/uvu.js';
-import { clock, tempDir } from './helpers.js';
+import { clock, openRaw, tempDir } from './helpers.js';
 
 const test = suite('the SQLite tenancy store: migrations, the tree, keys, limits and audit');
 
@@ -23,13 +22,6 @@ function fails(fn: () => unknown, code: ErrorCode, message: RegExp): LlmgwError 
     return err as LlmgwError;
   }
   throw new Error(`expected ${code}`);
-}
-
-/** The file as another program sees it; WAL without shared memory needs the exclusive lock first. */
-function rawOpen(path: string): InstanceType<typeof sqlite.Database> {
-  const db = new sqlite.Database(path);
-  db.exec('PRAGMA locking_mode=EXCLUSIVE');
-  return db;
 }
 
 function withStore(body: (store: SqliteStore, c: ReturnType<typeof clock>, path: string) => void): void {
@@ -55,7 +47,7 @@ test('a fresh store is created with its folder, migrated to the current version,
     const again = SqliteStore.open(path);
     assert.equal(again.snapshot().orgs, [org]);
     again.close();
-    const db = rawOpen(path);
+    const db = openRaw(path);
     assert.equal(db.all('SELECT version FROM schema_version ORDER BY version').map((r) => r.version), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
     db.close();
   } finally {
@@ -68,7 +60,7 @@ test('a store written by a newer llmgw is refused with its path and both version
   try {
     const path = join(t.dir, 'tenancy.db');
     SqliteStore.open(path).close();
-    const db = rawOpen(path);
+    const db = openRaw(path);
     db.run('INSERT INTO schema_version (version) VALUES (?)', [SCHEMA_VERSION + 1]);
     db.close();
     const err = fails(() => SqliteStore.open(path), 'LLMGW_STORE_FAILED', new RegExp(`${path}.*version ${SCHEMA_VERSION + 1}, newer than this llmgw knows \\(${SCHEMA_VERSION}\\)`));
@@ -218,6 +210,8 @@ test('rotating a key with an expiry gives the new key the same lifetime from now
     assert.is(after.expiresAt, old.record.expiresAt, 'a grace past the old expiry does not extend it');
     c.advance(7_000);
     fails(() => s.rotateKey(old.record.id, 1, 'ops'), 'LLMGW_ENTITY_CONFLICT', /has expired/);
+    fails(() => s.rotateKey(issued.record.id, -1, 'ops'), 'LLMGW_INVALID_REQUEST', /grace must be ≥ 0 ms, got -1/);
+    fails(() => s.createKey('p', 'late', c.now(), 'ops'), 'LLMGW_INVALID_REQUEST', /expiry must be in the future, got 2026-03-14T10:30:11.000Z/);
   });
 });
 

@@ -69,6 +69,8 @@ test('records from several segments land as rows and hourly rollups that add up 
       for (const row of byModel) assert.equal(pick(row), sum(inside.filter((r) => r.modelServed === row.id && r.keyId === k1.id)));
       const byProject = store.usage({ by: 'project', since, until, of: { scope: 'org', ref: 'o' } });
       assert.equal(byProject.map((r) => [r.name, pick(r)]), [['p', sum(inside)]]);
+      for (const by of ['team', 'org'] as const) assert.equal(store.usage({ by, since, until, of: { scope: 'team', ref: 't' } }).map((r) => pick(r)), [sum(inside)]);
+      assert.equal(store.usage({ by: 'key', since, until, of: { scope: 'key', ref: k2.id } }).map((r) => [r.name, pick(r)]), [['two', sum(inside.filter((r) => r.keyId === k2.id))]]);
     }
     const lastUse = (id: string) => Math.max(...records.filter((r) => r.keyId === id).map((r) => r.at));
     const keys = store.snapshot().keys;

@@ -172,6 +172,9 @@ export class SqliteStore implements TenancyStore {
   }
 
   createKey(project: string, name: string, expiresAt: number | null, actor: string) {
+    if (expiresAt !== null && !(Number.isFinite(expiresAt) && expiresAt > this.now())) {
+      throw new LlmgwError('LLMGW_INVALID_REQUEST', `a key's expiry must be in the future, got ${Number.isFinite(expiresAt) ? new Date(expiresAt).toISOString() : String(expiresAt)}`, { expiresAt });
+    }
     return this.tx(() => {
       const projectId = this.resolve('project', project);
       const issued = this.issueKey(projectId, name, expiresAt);
@@ -192,6 +195,7 @@ export class SqliteStore implements TenancyStore {
   }
 
   rotateKey(key: string, graceMs: number, actor: string) {
+    if (!(Number.isFinite(graceMs) && graceMs >= 0)) throw new LlmgwError('LLMGW_INVALID_REQUEST', `a rotation's grace must be ≥ 0 ms, got ${graceMs}`, { graceMs });
     return this.tx(() => {
       const old = this.key(this.resolve('key', key));
       const now = this.now();

@@ -28,7 +28,7 @@ export interface JournalPosition {
 export type Entity = Org | Team | Project | ApiKey;
 
 export interface TenancyStore {
-  /** Everything the main thread's directory needs, with each key's spend in the UTC day and month of `now`. */
+  /** Everything the main thread's directory needs, with each key's spend in the current UTC day and month. */
   snapshot(): TenancySnapshot;
 
   createOrg(name: string, actor: string): { org: Org; change: TenancyChange };
