@@ -6,7 +6,6 @@ import type {
   ApiKey,
   AuditEvent,
   BilledRecord,
-  BudgetPeriod,
   LimitRow,
   Limits,
   Org,
@@ -19,14 +18,15 @@ import type {
   UsageRow,
 } from '../../messages/tenancy.js';
 import { generateKey, newId } from '../keys.js';
+import { applyLimits, limitsPatch } from '../limits.js';
 import { dayStart, hourStart, monthStart } from '../periods.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { ENTITY, num, toKey, toLimitRow, toOrg, toProject, toTeam } from './sqlite-rows.js';
 import { removeOwner, takeOverStaleLock, writeOwner } from './store-owner.js';
 import type { Entity, JournalPosition, TenancyStore } from './tenancy-store.js';
 
 const { Database } = sqlite;
 type Db = InstanceType<typeof Database>;
-type Row = Record<string, unknown>;
 
 export interface SqliteStoreOptions {
   /** Wall clock, ms; a spec moves it to test expiry and periods. */
@@ -41,8 +41,6 @@ const PARENT: Record<ScopeKind, { kind: ScopeKind; column: string } | null> = {
   key: { kind: 'project', column: 'project_id' },
 };
 const NOUN: Record<ScopeKind, string> = { org: 'organization', team: 'team', project: 'project', key: 'key' };
-const LIMIT_FIELDS = ['rpm', 'tpm', 'budget', 'period', 'models', 'band', 'profile'] as const satisfies readonly (keyof Limits)[];
-const NO_LIMITS: Limits = { rpm: null, tpm: null, budget: null, period: null, models: null, band: null, profile: null };
 /** Key of the rollup rows of requests refused before their key was known. */
 const NO_KEY = '';
 
@@ -225,12 +223,9 @@ export class SqliteStore implements TenancyStore {
         this.record(actor, 'limits.clear', scope, scopeId, {});
         return { row: null, change: { clearedLimits: [{ scope, scopeId }] } };
       }
-      const set: Partial<Limits> = {};
-      for (const f of LIMIT_FIELDS) if (limits[f] !== undefined) (set as Record<string, unknown>)[f] = limits[f];
-      const row: LimitRow = { ...(this.limitRow(scope, scopeId) ?? { ...NO_LIMITS, scope, scopeId }), ...set };
-      checkLimits(row);
+      const row = applyLimits(scope, scopeId, this.limitRow(scope, scopeId), limits);
       this.writeLimits(row);
-      this.record(actor, 'limits.set', scope, scopeId, set);
+      this.record(actor, 'limits.set', scope, scopeId, limitsPatch(limits));
       return { row, change: { limits: [row] } };
     });
   }
@@ -496,75 +491,7 @@ function migrate(db: Db, path: string): void {
   }
 }
 
-function checkLimits(l: Limits): void {
-  const bad = (field: string, why: string): never => {
-    throw new LlmgwError('LLMGW_INVALID_REQUEST', `limits: ${field} ${why}`, { field });
-  };
-  for (const f of ['rpm', 'tpm'] as const) {
-    const v = l[f];
-    if (v !== null && !(Number.isInteger(v) && v > 0)) bad(f, `must be a positive integer or null, got ${String(v)}`);
-  }
-  if (l.budget !== null && !(typeof l.budget === 'number' && Number.isFinite(l.budget) && l.budget >= 0)) bad('budget', `must be a number of units ≥ 0 or null, got ${String(l.budget)}`);
-  if (l.period !== null && l.period !== 'day' && l.period !== 'month') bad('period', `must be 'day' or 'month', got '${String(l.period)}'`);
-  if (l.budget !== null && l.period === null) bad('budget', "needs a period ('day' or 'month')");
-  if (l.models !== null && !(Array.isArray(l.models) && l.models.every((m) => typeof m === 'string' && m !== ''))) bad('models', 'must be a list of model names or null');
-}
-
 function reason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** SQLite hands back integers past 2^53 as bigint; ours never are. */
-function num(v: unknown): number {
-  return v === null || v === undefined ? 0 : Number(v);
-}
-
-function nullableNum(v: unknown): number | null {
-  return v === null || v === undefined ? null : Number(v);
-}
-
-function nullableStr(v: unknown): string | null {
-  return v === null || v === undefined ? null : String(v);
-}
-
-function toOrg(r: Row): Org {
-  return { id: String(r.id), name: String(r.name), createdAt: num(r.created_at) };
-}
-
-function toTeam(r: Row): Team {
-  return { id: String(r.id), orgId: String(r.org_id), name: String(r.name), createdAt: num(r.created_at) };
-}
-
-function toProject(r: Row): Project {
-  return { id: String(r.id), teamId: String(r.team_id), name: String(r.name), createdAt: num(r.created_at) };
-}
-
-function toKey(r: Row): ApiKey {
-  return {
-    id: String(r.id),
-    projectId: String(r.project_id),
-    name: String(r.name),
-    prefix: String(r.key_prefix),
-    hash: String(r.key_hash),
-    createdAt: num(r.created_at),
-    expiresAt: nullableNum(r.expires_at),
-    revokedAt: nullableNum(r.revoked_at),
-    lastUsedAt: nullableNum(r.last_used_at),
-  };
-}
-
-function toLimitRow(r: Row): LimitRow {
-  return {
-    scope: r.scope_type as ScopeKind,
-    scopeId: String(r.scope_id),
-    rpm: nullableNum(r.rpm),
-    tpm: nullableNum(r.tpm),
-    budget: nullableNum(r.budget),
-    period: nullableStr(r.period) as BudgetPeriod | null,
-    models: r.models === null || r.models === undefined ? null : (JSON.parse(String(r.models)) as string[]),
-    band: nullableStr(r.band),
-    profile: nullableStr(r.profile),
-  };
-}
-
-const ENTITY: Record<ScopeKind, (r: Row) => Entity> = { org: toOrg, team: toTeam, project: toProject, key: toKey };
