@@ -66,6 +66,25 @@ test('it serves the protocol from the tenancy thread, counts the journal written
   }
 });
 
+test('raw usage past retention is deleted when the store opens; what it added up to stays', async () => {
+  const t = tempDir();
+  const path = join(t.dir, 'tenancy.db');
+  const dir = journalDirOf(path);
+  const system = await ActorSystem.start({ threads: [{ name: 'tenancy' }] });
+  try {
+    const day = 86_400_000;
+    journal(dir, 1, [billed('old', { at: Date.now() - 40 * day }), billed('recent', { at: Date.now() - 20 * day })]);
+    const ref = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: dir, retentionDays: 30 } });
+    const total = value(await ref.ask({ type: 'usage', query: { by: 'model', since: null, until: null, of: null } }));
+    assert.equal(total.map((r) => r.requests), [2], 'the rollups keep both');
+    await system.shutdown();
+    assert.equal(storedIds(path), ['recent']);
+  } finally {
+    await system.shutdown();
+    t.remove();
+  }
+});
+
 test("a caller's mistakes are refused as answers: the store neither crashes nor restarts, however many", async () => {
   const t = tempDir();
   const path = join(t.dir, 'tenancy.db');

@@ -110,6 +110,32 @@ test("spend counts each key's units since the UTC day and month began", () => {
   }
 });
 
+test("keys' last use is written lazily, at the first drain and then every few seconds or when asked, and never moves back", () => {
+  const { t, store, dir, k1, k2, chain } = setup();
+  try {
+    const mono = clock(0);
+    const writer = new UsageWriter(store, dir, recordingLogger(), { now: mono.now });
+    const lastUsed = () => store.snapshot().keys.map((k) => [k.id, k.lastUsedAt]).sort();
+    journal(dir, 1, [billed('a', { ...chain(k1.id), at: T0 + 5 }), billed('b', { ...chain(k1.id), at: T0 + 3 })]);
+    writer.drain();
+    assert.equal(lastUsed(), [[k1.id, T0 + 5], [k2.id, null]].sort());
+    journal(dir, 1, [billed('c', { ...chain(k2.id), at: T0 + 9 }), billed('d', { ...chain(k1.id), at: T0 + 1 })]);
+    writer.drain();
+    assert.equal(lastUsed(), [[k1.id, T0 + 5], [k2.id, null]].sort(), 'not yet: a drain right after the last write leaves it');
+    mono.advance(5_000);
+    writer.drain();
+    assert.equal(lastUsed(), [[k1.id, T0 + 5], [k2.id, T0 + 9]].sort(), 'due after five seconds; an older request does not move a key back');
+    journal(dir, 1, [billed('e', { ...chain(k2.id), at: T0 + 20 })]);
+    writer.drain();
+    writer.writeLastUse();
+    assert.equal(lastUsed(), [[k1.id, T0 + 5], [k2.id, T0 + 20]].sort(), 'or when asked');
+    writer.close();
+  } finally {
+    store.close();
+    t.remove();
+  }
+});
+
 test('a line still being written waits for its end; a torn line at the end of a finished segment is skipped and logged', () => {
   const { t, path, store, dir, k1, chain } = setup();
   const log = recordingLogger();

@@ -92,6 +92,7 @@ export const storeActor = defineActor<TenancyMsg>()({
   },
   stop: (s) => {
     s.writer.drain();
+    s.writer.writeLastUse();
     s.writer.syncJournal();
   },
   onStop: (s) => {

@@ -349,10 +349,8 @@ export class SqliteStore implements TenancyStore {
 
   ingest(records: readonly BilledRecord[], to: JournalPosition): void {
     this.tx(() => {
-      // Rollups and last use are aggregated here first: one upsert per (hour, key,
-      // model) and one update per key, not one per record.
+      // Rollups are aggregated here first: one upsert per (hour, key, model), not one per record.
       const rollups = new Map<string, { hour: number; key: string; model: string; requests: number; prompt: number; completion: number; cached: number; units: number; errors: number }>();
-      const lastUse = new Map<string, number>();
       for (const r of records) {
         this.insertUsage.run([
           r.id, r.at, r.keyId, r.projectId, r.teamId, r.orgId, r.path, r.modelAsked, r.modelServed, r.endpoint, r.status, r.error, r.stream ? 1 : 0,
@@ -370,11 +368,15 @@ export class SqliteStore implements TenancyStore {
         g.cached += r.cachedTokens;
         g.units += r.units;
         if (r.status >= 400) g.errors++;
-        if (r.keyId !== null && r.at > (lastUse.get(r.keyId) ?? -Infinity)) lastUse.set(r.keyId, r.at);
       }
       for (const g of rollups.values()) this.upsertRollup.run([g.hour, g.key, g.model, g.requests, g.prompt, g.completion, g.cached, g.units, g.errors]);
-      for (const [key, at] of lastUse) this.touchKey.run([at, key, at]);
       this.setPosition.run([to.segment, to.offset]);
+    });
+  }
+
+  recordLastUse(lastUse: ReadonlyMap<string, number>): void {
+    this.tx(() => {
+      for (const [key, at] of lastUse) this.touchKey.run([at, key, at]);
     });
   }
 

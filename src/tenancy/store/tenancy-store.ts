@@ -51,11 +51,12 @@ export interface TenancyStore {
   /** Where the usage writer resumes; null before its first commit. */
   journalPosition(): JournalPosition | null;
   /**
-   * Stores the records, their hourly rollups and the keys' last use, and moves the
-   * journal position to `to`, all in one transaction: a record is stored exactly when
-   * the position says it was read.
+   * Stores the records and their hourly rollups and moves the journal position to `to`,
+   * all in one transaction: a record is stored exactly when the position says it was read.
    */
   ingest(records: readonly BilledRecord[], to: JournalPosition): void;
+  /** Moves each key's `lastUsedAt` forward to the time given (never back). */
+  recordLastUse(lastUse: ReadonlyMap<string, number>): void;
   /** Deletes at most `max` raw usage rows older than `before` (rollups stay); returns how many went. */
   pruneUsage(before: number, max: number): number;
 
