@@ -186,10 +186,8 @@ export class UsageWriter {
   }
 }
 
-type FieldKind = 'string' | 'number' | 'boolean' | 'string?' | 'number?';
-
-/** The fields the store keeps, and their JSON types (`?`: may be null). */
-const FIELDS: Record<string, FieldKind> = {
+/** The fields the store keeps and their JSON types, checked on every line. */
+const FIELDS: readonly { name: string; type: 'string' | 'number' | 'boolean'; nullable: boolean }[] = Object.entries({
   id: 'string',
   at: 'number',
   path: 'string',
@@ -212,7 +210,7 @@ const FIELDS: Record<string, FieldKind> = {
   teamId: 'string?',
   orgId: 'string?',
   units: 'number',
-};
+}).map(([name, kind]) => ({ name, type: kind.replace('?', '') as 'string' | 'number' | 'boolean', nullable: kind.endsWith('?') }));
 
 /** A journal line as a record, or why it is not one. */
 function parseLine(line: string): BilledRecord | string {
@@ -224,12 +222,10 @@ function parseLine(line: string): BilledRecord | string {
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a JSON object';
   const o = v as Record<string, unknown>;
-  for (const [field, kind] of Object.entries(FIELDS)) {
-    const x = o[field];
-    const nullable = kind.endsWith('?');
-    if (x === null && nullable) continue;
-    const type = nullable ? kind.slice(0, -1) : kind;
-    if (typeof x !== type || (type === 'number' && !Number.isFinite(x))) return `${field}: expected ${nullable ? `${type} or null` : type}, got ${x === null ? 'null' : typeof x}`;
+  for (const f of FIELDS) {
+    const x = o[f.name];
+    if (typeof x === f.type ? f.type !== 'number' || Number.isFinite(x) : x === null && f.nullable) continue;
+    return `${f.name}: expected ${f.nullable ? `${f.type} or null` : f.type}, got ${x === null ? 'null' : typeof x}`;
   }
   return o as unknown as BilledRecord;
 }
