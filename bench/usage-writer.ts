@@ -3,6 +3,12 @@
 // the same records already parsed; and what appending one journal line costs the data
 // port's main thread (a synchronous write on an O_APPEND fd), against serialising the
 // record alone.
+//
+// On this 2-core machine, shared (load average 7–10): the writer 15–23k records/s wall,
+// 35–42k per CPU-second; the store's inserts alone the same within noise, so reading and
+// parsing the journal costs little beside SQLite. Of the writer's time ~14% is the
+// fsync of each commit (~5 ms, full sync), ~20% binding values into node-sqlite3-wasm,
+// ~5% JSON.parse. The append costs the main thread 7–8 µs p50 (stringify 4 µs of it).
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +34,11 @@ export const suite: Suite = {
     const dir = mkdtempSync(join(tmpdir(), 'llmgw-bench-usage-'));
     try {
       const records = Array.from({ length: RECORDS }, (_, i) => record(i));
+
+      // Warm the WebAssembly module and the JIT first, so that neither figure pays for it.
+      const warm = SqliteStore.open(join(dir, 'warm.db'));
+      for (let i = 0; i < 10_000; i += 500) warm.ingest(records.slice(i, i + 500), { segment: 1, offset: i });
+      warm.close();
 
       // Baseline: the store's transactions alone, 500 parsed records each.
       const ingestOnly = timed(() => {
@@ -64,10 +75,17 @@ export const suite: Suite = {
       const rate = (ms: number) => (RECORDS / ms) * 1000;
       const rows: TableRow[] = [
         { section: `${RECORDS.toLocaleString('en-US')} records, ${KEYS} keys, ${MODELS.length} models, one hour` },
-        ['  store inserts alone (parsed, 500 per transaction)', fmtNum(ingestOnly / 1000), fmtRate(rate(ingestOnly)), '1.0×', ''],
-        ['  usage writer: journal → store', fmtNum(writerMs / 1000), fmtRate(rate(writerMs)), fmtRatio(ingestOnly / writerMs), rate(writerMs) >= BUDGET_PER_S ? 'within' : 'UNDER'],
+        ['  store inserts alone (parsed, 500 per transaction)', fmtNum(ingestOnly.wall / 1000), fmtRate(rate(ingestOnly.wall)), fmtRate(rate(ingestOnly.cpu)), '1.0×', ''],
+        [
+          '  usage writer: journal → store',
+          fmtNum(writerMs.wall / 1000),
+          fmtRate(rate(writerMs.wall)),
+          fmtRate(rate(writerMs.cpu)),
+          fmtRatio(ingestOnly.wall / writerMs.wall),
+          rate(writerMs.wall) >= BUDGET_PER_S ? 'within' : 'UNDER',
+        ],
       ];
-      printTable(['journal → store', 'seconds', 'records/s', '× vs inserts alone', `≥ ${BUDGET_PER_S / 1000}k/s budget`], rows);
+      printTable(['journal → store', 'seconds', 'records/s', 'records/CPU-s', '× vs inserts alone', `≥ ${BUDGET_PER_S / 1000}k/s budget`], rows);
       const s = m.get('stringify')!;
       const a = m.get('append')!;
       printTable(['main thread, per record', 'p50 µs', 'p99 µs', 'mean µs', '× vs stringify'], [
@@ -87,10 +105,13 @@ export const suite: Suite = {
   },
 };
 
-function timed(fn: () => void): number {
+/** Wall and CPU time of `fn`, ms: on a shared machine the CPU time says what the work costs, the wall time what it got. */
+function timed(fn: () => void): { wall: number; cpu: number } {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   fn();
-  return performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  return { wall: performance.now() - t0, cpu: (c.user + c.system) / 1000 };
 }
 
 function openJournal(dir: string): number {
