@@ -47,9 +47,9 @@ const NO_KEY = '';
 /**
  * The tenancy store in one SQLite file, through node-sqlite3-wasm. The file is opened
  * in exclusive locking mode, which lets WAL work without the shared-memory index the
- * WebAssembly file layer lacks: ~83k usage rows/s in 500-row transactions against ~28k
- * with the default rollback journal, at full sync, so a commit the writer made is one
- * the disk has. (`synchronous=NORMAL` doubles that again but may lose the last commits
+ * WebAssembly file layer lacks: 500-row transactions of a 14-column insert ran at ~83k
+ * rows/s against ~28k with the default rollback journal, at full sync, so a commit the
+ * writer made is one the disk has (the writer's own figures: bench/usage-writer.ts). (`synchronous=NORMAL` doubles that again but may lose the last commits
  * on power loss after their journal segment was deleted.) Exclusive locking also makes a
  * second server on the same file fail at open instead of interleaving writes (see
  * store-owner.ts for a lock a killed server left).
