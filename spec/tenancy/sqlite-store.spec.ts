@@ -122,6 +122,12 @@ test('the tree is built by name or id; names are unique under their parent only'
     assert.equal(s.list('team', 'acme'), [team]);
     assert.equal(s.list('team', null).map((t) => t.id).sort(), [team.id, ml2.id].sort());
     assert.equal(s.show('project', 'search').entity, project);
+    const { issued } = s.createKey('search', 'ci', null, 'ops');
+    assert.equal(s.list('key', 'search'), [issued.record]);
+    assert.equal(s.list('project', ml2.id), []);
+    fails(() => s.list('org', 'acme'), 'LLMGW_INVALID_REQUEST', /organizations have no parent/);
+    fails(() => s.limits(null, 'acme'), 'LLMGW_INVALID_REQUEST', /needs its level/);
+    fails(() => s.createOrg(' ', 'ops'), 'LLMGW_INVALID_REQUEST', /needs a name/);
   });
 });
 
