@@ -12,6 +12,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   placement: async () => (await import('./placement.js')).suite,
   fleet: async () => (await import('./fleet.js')).suite,
   'tenancy-auth': async () => (await import('./tenancy-auth.js')).suite,
+  'usage-writer': async () => (await import('./usage-writer.js')).suite,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,5 +1,6 @@
 import { address, type Ask } from '../runtime/protocol.js';
 import type { UsageRecord } from './accounting.js';
+import type { Outcome } from './agent.js';
 
 // The tenancy tree and its limits as they cross threads: the store actor (its own
 // thread, the only one that touches the database) answers the admin port's mutations
@@ -177,23 +178,28 @@ interface ByActor {
   actor: string;
 }
 
-/** Protocol of the store actor. References are names or ids (`ref`). */
+/**
+ * Protocol of the store actor. References are names or ids (`ref`). An ask the caller
+ * can get wrong (a taken name, an unknown or ambiguous ref, invalid limits) answers an
+ * Outcome: a refusal is an answer, while a handler that threw would crash and restart
+ * the store, and a few in a row would escalate.
+ */
 export type TenancyMsg =
   | ({ type: 'snapshot' } & Ask<TenancySnapshot>)
-  | ({ type: 'create-org'; name: string } & ByActor & Ask<{ org: Org; change: TenancyChange }>)
-  | ({ type: 'create-team'; name: string; org: string } & ByActor & Ask<{ team: Team; change: TenancyChange }>)
-  | ({ type: 'create-project'; name: string; team: string } & ByActor & Ask<{ project: Project; change: TenancyChange }>)
-  | ({ type: 'create-key'; project: string; name: string; expiresAt: number | null } & ByActor & Ask<{ issued: IssuedKey; change: TenancyChange }>)
-  | ({ type: 'revoke-key'; key: string } & ByActor & Ask<{ key: ApiKey; change: TenancyChange }>)
+  | ({ type: 'create-org'; name: string } & ByActor & Ask<Outcome<{ org: Org; change: TenancyChange }>>)
+  | ({ type: 'create-team'; name: string; org: string } & ByActor & Ask<Outcome<{ team: Team; change: TenancyChange }>>)
+  | ({ type: 'create-project'; name: string; team: string } & ByActor & Ask<Outcome<{ project: Project; change: TenancyChange }>>)
+  | ({ type: 'create-key'; project: string; name: string; expiresAt: number | null } & ByActor & Ask<Outcome<{ issued: IssuedKey; change: TenancyChange }>>)
+  | ({ type: 'revoke-key'; key: string } & ByActor & Ask<Outcome<{ key: ApiKey; change: TenancyChange }>>)
   /** A new key for the same project, name and limits; the old one works until `graceMs` from now. */
-  | ({ type: 'rotate-key'; key: string; graceMs: number } & ByActor & Ask<{ issued: IssuedKey; old: ApiKey; change: TenancyChange }>)
+  | ({ type: 'rotate-key'; key: string; graceMs: number } & ByActor & Ask<Outcome<{ issued: IssuedKey; old: ApiKey; change: TenancyChange }>>)
   /** Sets the given fields at one level (absent fields keep their value; null clears one); `clear` drops the level's limits. */
-  | ({ type: 'set-limits'; scope: ScopeKind; ref: string; limits: Partial<Limits>; clear: boolean } & ByActor & Ask<{ row: LimitRow | null; change: TenancyChange }>)
-  | ({ type: 'list'; kind: ScopeKind; parent: string | null } & Ask<(Org | Team | Project | ApiKey)[]>)
-  | ({ type: 'show'; kind: ScopeKind; ref: string } & Ask<{ entity: Org | Team | Project | ApiKey; limits: LimitRow | null }>)
-  | ({ type: 'limits'; scope: ScopeKind | null; ref: string | null } & Ask<LimitRow[]>)
+  | ({ type: 'set-limits'; scope: ScopeKind; ref: string; limits: Partial<Limits>; clear: boolean } & ByActor & Ask<Outcome<{ row: LimitRow | null; change: TenancyChange }>>)
+  | ({ type: 'list'; kind: ScopeKind; parent: string | null } & Ask<Outcome<(Org | Team | Project | ApiKey)[]>>)
+  | ({ type: 'show'; kind: ScopeKind; ref: string } & Ask<Outcome<{ entity: Org | Team | Project | ApiKey; limits: LimitRow | null }>>)
+  | ({ type: 'limits'; scope: ScopeKind | null; ref: string | null } & Ask<Outcome<LimitRow[]>>)
   /** Drains the journal first, so that every request that ended before the ask is counted. */
-  | ({ type: 'usage'; query: UsageQuery } & Ask<UsageRow[]>)
+  | ({ type: 'usage'; query: UsageQuery } & Ask<Outcome<UsageRow[]>>)
   | ({ type: 'audit'; limit: number; since: number | null } & Ask<AuditEvent[]>)
   /** Drains the journal into the store now (shutdown, and before a usage query). */
   | ({ type: 'flush' } & Ask<{ records: number }>);
