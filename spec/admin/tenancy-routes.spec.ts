@@ -1,0 +1,222 @@
+// The admin port's tenancy routes over real HTTP: a real actor system with an actor at the
+// store's address on its own `tenancy` thread (answering from what it is asked), and the
+// real admin port on loopback ports, one with tenancy and one without.
+import type { Server } from 'node:http';
+import { request } from 'undici';
+import { suite } from '../support/uvu.js';
+import * as assert from 'uvu/assert';
+import { createAdminPort } from '../../src/admin/admin-port.js';
+import { TENANCY_BODY_BYTES, TENANCY_OFF } from '../../src/admin/tenancy-routes.js';
+import { ACCOUNTING } from '../../src/messages/accounting.js';
+import { TENANCY_STORE, type TenancyChange } from '../../src/messages/tenancy.js';
+import { drain, listen } from '../../src/net/http-listen.js';
+import { EndpointTable } from '../../src/router/endpoint-table.js';
+import { ActorSystem } from '../../src/runtime/index.js';
+import { echoStore, KEY } from './fixtures/echo-store.js';
+
+const test = suite('admin port: the tenancy routes');
+let system: ActorSystem;
+let onPort: Server;
+let offPort: Server;
+let on: string;
+let off: string;
+const changes: TenancyChange[] = [];
+
+test.before(async () => {
+  system = await ActorSystem.start({ threads: [{ name: 'tenancy' }], askTimeoutMs: 5_000 });
+  const store = await system.spawn(echoStore, { address: TENANCY_STORE, thread: 'tenancy', args: undefined });
+  const common = {
+    system,
+    table: new EndpointTable({ connectTimeoutMs: 1_000, health: { cooldownFailures: 2, cooldownMs: 1_000, breakerFailures: 5, openMs: 10_000, maxOpenMs: 60_000 } }),
+    registries: [],
+    accounting: system.ref(ACCOUNTING),
+    admission: null,
+    token: undefined,
+    control: null,
+  };
+  const applyChange = (c: TenancyChange): void => {
+    // A directory that cannot take the change must fail the route: the caller would
+    // otherwise be told of a key that does not work.
+    if (c.orgs?.some((o) => o.name === 'unappliable')) throw new Error('the directory refused the change');
+    changes.push(c);
+  };
+  onPort = createAdminPort({ ...common, tenancy: { store, applyChange } });
+  offPort = createAdminPort({ ...common, tenancy: { store: null, applyChange } });
+  on = await listen(onPort, '127.0.0.1:0', { key: 'admin_listen' });
+  off = await listen(offPort, '127.0.0.1:0', { key: 'admin_listen' });
+});
+test.after(async () => {
+  await Promise.all([onPort && drain(onPort, 1_000), offPort && drain(offPort, 1_000)]);
+  await system?.shutdown();
+});
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+async function call(method: Method, path: string, body?: unknown, opts: { admin?: string; actor?: string; raw?: string } = {}): Promise<{ status: number; allow: string | undefined; body: any }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (opts.actor !== undefined) headers['x-llmgw-actor'] = opts.actor;
+  const res = await request(`${opts.admin ?? on}/admin/v1/tenancy/${path}`, { method, headers, body: opts.raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+  const allow = res.headers.allow;
+  return { status: res.statusCode, allow: typeof allow === 'string' ? allow : undefined, body: await res.body.json() };
+}
+
+const ROUTES: [Method, string, unknown?][] = [
+  ['GET', 'orgs'],
+  ['POST', 'orgs', { name: 'acme' }],
+  ['GET', 'orgs/acme'],
+  ['GET', 'teams?parent=acme'],
+  ['POST', 'teams', { name: 'ml', org: 'acme' }],
+  ['POST', 'projects', { name: 'chat', team: 'ml' }],
+  ['GET', 'keys'],
+  ['POST', 'keys', { project: 'chat' }],
+  ['GET', 'keys/key_1'],
+  ['POST', 'keys/key_1/revoke'],
+  ['POST', 'keys/key_1/rotate', { grace: '1h' }],
+  ['GET', 'limits'],
+  ['GET', 'limits/org/acme'],
+  ['PUT', 'limits/org/acme', { rpm: 10 }],
+  ['POST', 'limits/org/acme', { rpm: 10 }],
+  ['DELETE', 'limits/org/acme'],
+  ['GET', 'usage?by=model'],
+  ['GET', 'audit'],
+];
+
+test('without tenancy.store every tenancy route answers 409 LLMGW_TENANCY_OFF, saying what to set', async () => {
+  for (const [method, path, body] of ROUTES) {
+    const r = await call(method, path, body, { admin: off });
+    assert.is(r.status, 409, `${method} ${path}`);
+    assert.equal(r.body.error, { message: TENANCY_OFF, type: 'invalid_request_error', param: null, code: 'tenancy_off' }, `${method} ${path}`);
+  }
+  assert.match(TENANCY_OFF, /tenancy\.store/);
+});
+
+test('creating an org, team, project and key answers the entity once its change is applied', async () => {
+  changes.length = 0;
+  const org = await call('POST', 'orgs', { name: 'acme' });
+  assert.is(org.status, 200);
+  assert.is(org.body.name, 'acme');
+  assert.equal(changes.at(-1), { orgs: [org.body] });
+  assert.is((await call('POST', 'teams', { name: 'ml', org: 'acme' })).body.name, 'ml');
+  assert.is((await call('POST', 'projects', { name: 'chat', team: 'ml' })).body.name, 'chat');
+  const key = await call('POST', 'keys', { project: 'chat', name: 'ci', expiresIn: '30d' });
+  assert.is(key.status, 200);
+  assert.is(key.body.key, 'sk-llmgw-abcdefSECRET');
+  assert.is(key.body.record.name, 'ci');
+  assert.ok(Math.abs(key.body.record.expiresAt - (Date.now() + 30 * 86_400_000)) < 60_000, 'expiresIn is a span from now');
+  assert.is(key.body.record.hash, undefined, 'the admin API never shows a key hash');
+  assert.is(changes.length, 4, 'one change applied per mutation');
+  assert.is(changes.at(-1)!.keys![0]!.id, key.body.record.id);
+});
+
+test('a change the directory cannot apply fails the route: no caller is told of a key that does not work', async () => {
+  const r = await call('POST', 'orgs', { name: 'unappliable' });
+  assert.is(r.status, 500);
+  assert.match(r.body.error.message, /the directory refused the change/);
+});
+
+test('revoke, rotate (grace in the body, 24h by default), limits set and clear reach the store; keys show without hashes', async () => {
+  const revoked = await call('POST', 'keys/key_1/revoke');
+  assert.is(revoked.status, 200);
+  assert.is(revoked.body.revokedAt, 2);
+  assert.is(revoked.body.hash, undefined);
+  const rotated = await call('POST', 'keys/key_1/rotate', { grace: '1h' });
+  assert.is(rotated.body.old.expiresAt, 2 + 3_600_000);
+  assert.is(rotated.body.issued.key, 'sk-llmgw-ghijklSECRET');
+  assert.is(rotated.body.old.hash, undefined);
+  assert.is(rotated.body.issued.record.hash, undefined);
+  assert.is((await call('POST', 'keys/key_1/rotate')).body.old.expiresAt, 2 + 86_400_000, 'no body: the default grace');
+  const set = await call('PUT', 'limits/project/chat', { rpm: 60, budget: 10, period: 'month', models: ['llama'] });
+  assert.equal(set.body, { scope: 'project', scopeId: 'chat', rpm: 60, tpm: null, budget: 10, period: 'month', models: ['llama'], band: null, profile: null });
+  assert.equal(changes.at(-1), { limits: [set.body] });
+  const cleared = await call('DELETE', 'limits/project/chat');
+  assert.equal(cleared.body, { scope: 'project', ref: 'chat', cleared: true });
+  assert.equal(changes.at(-1), { clearedLimits: [{ scope: 'project', scopeId: 'chat' }] });
+  const list = await call('GET', 'keys?parent=chat');
+  assert.is(list.body.length, 1);
+  assert.is(list.body[0].hash, undefined);
+  const show = await call('GET', 'keys/key_1');
+  assert.is(show.body.entity.id, KEY.id);
+  assert.is(show.body.entity.hash, undefined);
+});
+
+test('the audit actor is the stated x-llmgw-actor, else the peer address', async () => {
+  await call('POST', 'orgs', { name: 'by-alice' }, { actor: 'alice@build-01' });
+  await call('POST', 'orgs', { name: 'anonymous' });
+  const audit = await call('GET', 'audit?limit=2');
+  assert.is(audit.status, 200);
+  assert.equal(audit.body.map((e: { actor: string; detail: { name: string } }) => [e.actor, e.detail.name]), [
+    ['127.0.0.1', 'anonymous'],
+    ['alice@build-01', 'by-alice'],
+  ]);
+});
+
+test('usage passes by, since, until and of to the store as the query', async () => {
+  const r = await call('GET', 'usage?by=project&since=2026-12-01&until=2026-12-02T00:00Z&of=team:ml');
+  assert.is(r.status, 200);
+  assert.equal(JSON.parse(r.body[0].name), { by: 'project', since: Date.UTC(2026, 11, 1), until: Date.UTC(2026, 11, 2), of: { scope: 'team', ref: 'ml' } });
+  const recent = JSON.parse((await call('GET', 'usage?since=24h')).body[0].name);
+  assert.is(recent.by, 'key', 'by defaults to key');
+  assert.ok(Math.abs(recent.since - (Date.now() - 86_400_000)) < 60_000, 'a duration is that long before now');
+});
+
+test('bad input is a 400 that names the field and what it takes', async () => {
+  const cases: [Method, string, unknown, RegExp][] = [
+    ['POST', 'orgs', { name: 'a', color: 'red' }, /unknown field 'color' in the body of an organization; it takes name/],
+    ['POST', 'orgs', {}, /an organization needs 'name'/],
+    ['POST', 'orgs', { name: 7 }, /'name' must be a string, not a number \(7\)/],
+    ['POST', 'orgs', { name: '' }, /'name' must be 1 to 128 characters/],
+    ['POST', 'teams', { name: 'ml' }, /a team needs 'org'/],
+    ['POST', 'keys', { project: 'p', expiresIn: 30 }, /'expiresIn' must be a duration such as "30d"/],
+    ['POST', 'keys', { project: 'p', expiresIn: '30 days' }, /'expiresIn' must be a duration, a whole number and a unit/],
+    ['POST', 'keys/key_1/rotate', { grace: '1y' }, /'grace' must be a duration/],
+    ['POST', 'keys/key_1/revoke', { now: true }, /unknown field 'now'/],
+    ['PUT', 'limits/org/acme', { rpm: -1 }, /'rpm' must be a whole number of 0 or more, or null to clear it, not a number \(-1\)/],
+    ['PUT', 'limits/org/acme', { tpm: 1.5 }, /'tpm' must be a whole number/],
+    ['PUT', 'limits/org/acme', { rpm: '10' }, /'rpm' must be a whole number .* not a string \("10"\)/],
+    ['PUT', 'limits/org/acme', { period: 'day' }, /a period needs its budget/],
+    ['PUT', 'limits/org/acme', { budget: 5 }, /a budget needs its period/],
+    ['PUT', 'limits/org/acme', { budget: 5, period: 'year' }, /'period' must be one of day, month/],
+    ['PUT', 'limits/org/acme', { period: null }, /'period' is cleared with its budget/],
+    ['PUT', 'limits/org/acme', { models: [] }, /'models' must be a non-empty array/],
+    ['PUT', 'limits/org/acme', { burst: 3 }, /unknown field 'burst' in the body of a limits set/],
+    ['PUT', 'limits/org/acme', {}, /a limits set needs at least one of/],
+    ['PUT', 'limits/galaxy/acme', { rpm: 1 }, /the scope in .* must be one of org, team, project, key, not 'galaxy'/],
+    ['GET', 'usage?by=week', undefined, /by must be one of key, project, team, org, model, not 'week'/],
+    ['GET', 'usage?since=yesterday', undefined, /since must be a date \(2026-12-01\)/],
+    ['GET', 'usage?since=2026-02-31', undefined, /since must be a date/],
+    ['GET', 'usage?since=2026-12-02&until=2026-12-01', undefined, /since .* must be before until/],
+    ['GET', 'usage?of=chat', undefined, /of must be SCOPE:REF/],
+    ['GET', 'usage?group=key', undefined, /unknown parameter 'group' for usage/],
+    ['GET', 'audit?limit=0', undefined, /limit must be a whole number from 1 to 10000, not '0'/],
+    ['GET', 'orgs?parent=x', undefined, /organizations have no parent/],
+  ];
+  for (const [method, path, body, message] of cases) {
+    const r = await call(method, path, body);
+    assert.is(r.status, 400, `${method} ${path} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+    assert.is(r.body.error.code, 'invalid_request', `${method} ${path}`);
+    assert.match(r.body.error.message, message, `${method} ${path}`);
+  }
+  const notJson = await call('POST', 'orgs', undefined, { raw: '{"name":' });
+  assert.is(notJson.status, 400);
+  assert.match(notJson.body.error.message, /the body is not JSON/);
+  const array = await call('POST', 'orgs', undefined, { raw: '["acme"]' });
+  assert.match(array.body.error.message, /the body must be a JSON object/);
+  const huge = await call('POST', 'orgs', undefined, { raw: JSON.stringify({ name: 'x'.repeat(TENANCY_BODY_BYTES) }) });
+  assert.is(huge.status, 413);
+  assert.match(huge.body.error.message, new RegExp(`at most ${TENANCY_BODY_BYTES} bytes`));
+});
+
+test('a method a path does not take is a 405 with Allow; an unknown path a 404; the store\'s refusal keeps its code', async () => {
+  const put = await call('PUT', 'orgs', { name: 'a' });
+  assert.is(put.status, 405);
+  assert.is(put.allow, 'GET, POST');
+  assert.is((await call('GET', 'keys/key_1/rotate')).allow, 'POST');
+  assert.is((await call('PATCH' as Method, 'limits/org/acme')).allow, 'GET, PUT, POST, DELETE');
+  assert.is((await call('GET', 'galaxies')).status, 404);
+  assert.is((await call('POST', 'keys/key_1/burn')).status, 404);
+  const missing = await call('POST', 'keys/missing/revoke');
+  assert.is(missing.status, 404);
+  assert.equal(missing.body.error, { message: "no entity 'missing'", type: 'invalid_request_error', param: null, code: 'entity_not_found' });
+});
+
+test.run();
