@@ -53,6 +53,13 @@ export type TenancyRoute =
 /** A tenancy route; a tenancy path asked with a method it does not take (`allow`); or no tenancy path. */
 export type TenancyMatch = { readonly route: TenancyRoute } | { readonly allow: string } | null;
 
+/** The answer to DELETE limits/{scope}/{ref}. */
+export interface LimitsCleared {
+  scope: ScopeKind;
+  ref: string;
+  cleared: true;
+}
+
 /** An API key as the admin API shows it: without its hash, which only authentication needs. */
 export type KeyView = Omit<ApiKey, 'hash'>;
 
@@ -141,7 +148,7 @@ export async function serveTenancy(route: TenancyRoute, req: IncomingMessage, qu
     case 'clear-limits': {
       req.resume();
       applied(await store.ask({ type: 'set-limits', scope: route.scope, ref: route.ref, limits: {}, clear: true, actor }));
-      return { scope: route.scope, ref: route.ref, cleared: true };
+      return { scope: route.scope, ref: route.ref, cleared: true } satisfies LimitsCleared;
     }
     case 'usage':
       req.resume();
