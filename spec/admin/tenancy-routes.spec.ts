@@ -12,6 +12,13 @@ import { TENANCY_STORE, type TenancyChange } from '../../src/messages/tenancy.js
 import { drain, listen } from '../../src/net/http-listen.js';
 import { EndpointTable } from '../../src/router/endpoint-table.js';
 import { ActorSystem } from '../../src/runtime/index.js';
+import { CtlKeysCreateCommand, CtlKeysRotateCommand } from '../../src/cli/commands/ctl-tenancy-keys.js';
+import { CtlLimitsSetCommand } from '../../src/cli/commands/ctl-tenancy-limits.js';
+import { CtlOrgsCreateCommand } from '../../src/cli/commands/ctl-tenancy-tree.js';
+import { CtlAuditCommand } from '../../src/cli/commands/ctl-tenancy-usage.js';
+import { hostname } from 'node:os';
+import { adminActor } from '../../src/cli/admin-client.js';
+import { runInProcess } from '../support/cli.js';
 import { echoStore, KEY } from './fixtures/echo-store.js';
 
 const test = suite('admin port: the tenancy routes');
@@ -217,6 +224,48 @@ test('a method a path does not take is a 405 with Allow; an unknown path a 404; 
   const missing = await call('POST', 'keys/missing/revoke');
   assert.is(missing.status, 404);
   assert.equal(missing.body.error, { message: "no entity 'missing'", type: 'invalid_request_error', param: null, code: 'entity_not_found' });
+});
+
+const COMMANDS = [CtlOrgsCreateCommand, CtlKeysCreateCommand, CtlKeysRotateCommand, CtlLimitsSetCommand, CtlAuditCommand];
+const ctl = (args: string[], admin = on) => runInProcess(COMMANDS, ['ctl', ...args, '--admin', admin]);
+
+test('ctl keys create --json prints {id, key, prefix}; the table says the key is shown once', async () => {
+  const json = await ctl(['keys', 'create', '--project', 'chat', '--name', 'ci', '--json']);
+  assert.is(json.code, 0, json.stderr);
+  assert.equal(JSON.parse(json.stdout), { id: KEY.id, key: 'sk-llmgw-abcdefSECRET', prefix: KEY.prefix });
+  const table = await ctl(['keys', 'create', '--project', 'chat']);
+  assert.match(table.stdout, /^key: sk-llmgw-abcdefSECRET\nthis key is shown only once/m);
+  const rotated = await ctl(['keys', 'rotate', KEY.id, '--grace', '0s', '--json']);
+  assert.equal(JSON.parse(rotated.stdout), { id: 'key_2', key: 'sk-llmgw-ghijklSECRET', prefix: KEY.prefix });
+});
+
+test('ctl states its actor as $USER@host; limits set --clear drops the level', async () => {
+  assert.is((await ctl(['orgs', 'create', 'by-ctl'])).code, 0);
+  const cleared = await ctl(['limits', 'set', '--team', 'ml', '--clear']);
+  assert.is(cleared.code, 0, cleared.stderr);
+  assert.is(cleared.stdout, 'every limit of team ml is cleared\n');
+  const audit = JSON.parse((await ctl(['audit', '--limit', '2', '--json'])).stdout);
+  assert.equal(audit.map((e: { actor: string; action: string; detail: { clear?: boolean } }) => [e.actor, e.action, e.detail.clear]), [
+    [adminActor(), 'set-limits', true],
+    [adminActor(), 'create-org', undefined],
+  ]);
+  assert.is(adminActor({ USER: 'alice' }), `alice@${hostname()}`);
+  assert.is(adminActor({ LOGNAME: 'bob' }), `bob@${hostname()}`);
+});
+
+test('ctl refuses bad flags naming them, before asking; a server without tenancy says what to set', async () => {
+  const bad = await ctl(['limits', 'set', '--project', 'chat', '--rpm', 'lots']);
+  assert.is(bad.code, 1);
+  assert.is(bad.stderr, "llmgw ctl: --rpm must be a whole number, or none to clear it, not 'lots'\n");
+  const both = await ctl(['limits', 'set', '--project', 'chat', '--clear', '--rpm', '5']);
+  assert.match(both.stderr, /--clear drops every limit of the level: give it without --rpm/);
+  const nothing = await ctl(['limits', 'set', '--rpm', '5']);
+  assert.is(nothing.stderr, 'llmgw ctl: name the level to set: --org, --team, --project or --key\n');
+  const expiry = await ctl(['keys', 'create', '--project', 'chat', '--expires-in', '1 month']);
+  assert.match(expiry.stderr, /^llmgw ctl: --expires-in must be a duration/);
+  const offCtl = await ctl(['orgs', 'create', 'acme'], off);
+  assert.is(offCtl.code, 1);
+  assert.is(offCtl.stderr, `llmgw ctl: ${off}/admin/v1/tenancy/orgs: ${TENANCY_OFF}\n`);
 });
 
 test.run();
