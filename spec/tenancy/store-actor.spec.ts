@@ -1,0 +1,86 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { storeActor } from '../../src/actors/tenancy/store-actor.js';
+import { LlmgwError } from '../../src/errors.js';
+import { TENANCY_STORE } from '../../src/messages/tenancy.js';
+import { ActorSystem } from '../../src/runtime/index.js';
+import { journalDirOf } from '../../src/tenancy/journal-segments.js';
+import { until } from '../support/until.js';
+import { suite } from '../support/uvu.js';
+import { billed, journal, storedIds, tempDir } from './helpers.js';
+
+const test = suite('the tenancy store actor on its own thread');
+
+test('it serves the protocol from the tenancy thread, counts the journal written before it started, and drains on stop', async () => {
+  const t = tempDir();
+  const path = join(t.dir, 'store', 'tenancy.db');
+  const dir = journalDirOf(path);
+  const system = await ActorSystem.start({ threads: [{ name: 'tenancy' }] });
+  let stopped = false;
+  try {
+    let ref = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: dir, retentionDays: 30 } });
+    const { org } = await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' });
+    await ref.ask({ type: 'create-team', name: 'ml', org: 'acme', actor: 'ops' });
+    const { project } = await ref.ask({ type: 'create-project', name: 'search', team: 'ml', actor: 'ops' });
+    const { issued } = await ref.ask({ type: 'create-key', project: 'search', name: 'ci', expiresAt: null, actor: 'ops' });
+    const chain = { keyId: issued.record.id, projectId: project.id, teamId: project.teamId, orgId: org.id };
+
+    const err = await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' }).catch((e: unknown) => e);
+    assert.instance(err, LlmgwError);
+    assert.is((err as LlmgwError).code, 'LLMGW_ENTITY_CONFLICT');
+    const missing = await ref.ask({ type: 'show', kind: 'team', ref: 'nope' }).catch((e: unknown) => e);
+    assert.is((missing as LlmgwError).code, 'LLMGW_ENTITY_NOT_FOUND');
+
+    // The data port appends; a flush (and a usage query) sees every line written before it.
+    const now = Date.now();
+    journal(dir, 1, [billed('a', { ...chain, at: now, units: 2 }), billed('b', { ...chain, at: now, units: 3 })]);
+    // (The writer's poll may have read them already: flush reports what it drained itself.)
+    assert.ok((await ref.ask({ type: 'flush' })).records <= 2);
+    assert.is((await ref.ask({ type: 'snapshot' })).spend[0]?.day, 5, 'flushed lines count in spend');
+    journal(dir, 1, [billed('c', { ...chain, at: now, units: 4 })]);
+    const usage = await ref.ask({ type: 'usage', query: { by: 'project', since: null, until: null, of: null } });
+    assert.equal(usage.map((r) => [r.id, r.name, r.requests, r.promptTokens, r.completionTokens, r.units]), [[project.id, 'search', 3, 30, 60, 9]]);
+    // Without asking, the writer's own poll picks a line up.
+    journal(dir, 1, [billed('d', { ...chain, at: now, units: 1 })]);
+    await until(async () => (await ref.ask({ type: 'snapshot' })).spend[0]?.day === 10, 'the polled line counted in spend');
+    assert.equal((await ref.ask({ type: 'audit', limit: 10, since: null })).map((e) => e.action), ['key.create', 'project.create', 'team.create', 'org.create']);
+
+    // A restart of the server: lines journaled while it was down count before the first answer.
+    journal(dir, 2, [billed('e', { ...chain, at: now, units: 5 })]);
+    await system.stop('tenancy-store');
+    journal(dir, 3, [billed('f', { ...chain, at: now, units: 6 })]);
+    ref = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: dir, retentionDays: 30 } });
+    const snap = await ref.ask({ type: 'snapshot' });
+    assert.is(snap.spend.find((s) => s.keyId === issued.record.id)?.day, 21);
+    assert.equal(snap.orgs, [org]);
+
+    journal(dir, 3, [billed('g', { ...chain, at: now })]);
+    await system.shutdown();
+    stopped = true;
+    assert.equal(storedIds(path).sort(), ['a', 'b', 'c', 'd', 'e', 'f', 'g'], 'stop drains what was journaled, once');
+  } finally {
+    if (!stopped) await system.shutdown();
+    t.remove();
+  }
+});
+
+test('a store that cannot be opened fails the actor with LLMGW_STORE_FAILED and its path, up to the system', async () => {
+  const t = tempDir();
+  const path = join(t.dir, 'a-folder');
+  mkdirSync(path);
+  const fatal: LlmgwError[] = [];
+  const system = await ActorSystem.start({ threads: [{ name: 'tenancy' }], onFatal: (e) => fatal.push(e) });
+  try {
+    await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: journalDirOf(path), retentionDays: 30 } });
+    await until(() => fatal.length > 0, 'the failure escalated');
+    const error = fatal[0]!.details?.error as { code: string; message: string };
+    assert.is(error.code, 'LLMGW_STORE_FAILED');
+    assert.match(error.message, new RegExp(`cannot open the tenancy store ${path}`));
+  } finally {
+    await system.shutdown();
+    t.remove();
+  }
+});
+
+test.run();
