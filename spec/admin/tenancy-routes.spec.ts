@@ -1,7 +1,10 @@
-// The admin port's tenancy routes over real HTTP: a real actor system with an actor at the
-// store's address on its own `tenancy` thread (answering from what it is asked), and the
-// real admin port on loopback ports, one with tenancy and one without.
+// The admin port's tenancy routes over real HTTP: a real actor system with the store
+// actor on its own `tenancy` thread over a temporary file, and the real admin port on
+// loopback ports, one with tenancy and one without.
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
@@ -19,9 +22,11 @@ import { CtlAuditCommand } from '../../src/cli/commands/ctl-tenancy-usage.js';
 import { hostname } from 'node:os';
 import { adminActor } from '../../src/cli/admin-client.js';
 import { runInProcess } from '../support/cli.js';
-import { echoStore, KEY } from './fixtures/echo-store.js';
+import { storeActor } from '../../src/actors/tenancy/store-actor.js';
+import { journalDirOf } from '../../src/tenancy/journal-segments.js';
 
 const test = suite('admin port: the tenancy routes');
+let dir: string;
 let system: ActorSystem;
 let onPort: Server;
 let offPort: Server;
@@ -30,8 +35,10 @@ let off: string;
 const changes: TenancyChange[] = [];
 
 test.before(async () => {
-  system = await ActorSystem.start({ threads: [{ name: 'tenancy' }], askTimeoutMs: 5_000 });
-  const store = await system.spawn(echoStore, { address: TENANCY_STORE, thread: 'tenancy', args: undefined });
+  dir = mkdtempSync(join(tmpdir(), 'llmgw-tenancy-routes-'));
+  const path = join(dir, 'tenancy.db');
+  system = await ActorSystem.start({ threads: [{ name: 'tenancy' }], askTimeoutMs: 10_000 });
+  const store = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: journalDirOf(path), retentionDays: 30 } });
   const common = {
     system,
     table: new EndpointTable({ connectTimeoutMs: 1_000, health: { cooldownFailures: 2, cooldownMs: 1_000, breakerFailures: 5, openMs: 10_000, maxOpenMs: 60_000 } }),
@@ -55,6 +62,7 @@ test.before(async () => {
 test.after(async () => {
   await Promise.all([onPort && drain(onPort, 1_000), offPort && drain(offPort, 1_000)]);
   await system?.shutdown();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -97,22 +105,30 @@ test('without tenancy.store every tenancy route answers 409 LLMGW_TENANCY_OFF, s
   assert.match(TENANCY_OFF, /tenancy\.store/);
 });
 
+const ids: { org?: string; project?: string; key?: string } = {};
+
 test('creating an org, team, project and key answers the entity once its change is applied', async () => {
   changes.length = 0;
   const org = await call('POST', 'orgs', { name: 'acme' });
   assert.is(org.status, 200);
   assert.is(org.body.name, 'acme');
+  ids.org = org.body.id;
   assert.equal(changes.at(-1), { orgs: [org.body] });
-  assert.is((await call('POST', 'teams', { name: 'ml', org: 'acme' })).body.name, 'ml');
-  assert.is((await call('POST', 'projects', { name: 'chat', team: 'ml' })).body.name, 'chat');
+  const team = await call('POST', 'teams', { name: 'ml', org: 'acme' });
+  assert.is(team.body.orgId, ids.org, 'the org named by name');
+  const project = await call('POST', 'projects', { name: 'chat', team: team.body.id });
+  assert.is(project.body.teamId, team.body.id, 'the team named by id');
+  ids.project = project.body.id;
   const key = await call('POST', 'keys', { project: 'chat', name: 'ci', expiresIn: '30d' });
   assert.is(key.status, 200);
-  assert.is(key.body.key, 'sk-llmgw-abcdefSECRET');
+  assert.match(key.body.key, /^sk-llmgw-/);
   assert.is(key.body.record.name, 'ci');
   assert.ok(Math.abs(key.body.record.expiresAt - (Date.now() + 30 * 86_400_000)) < 60_000, 'expiresIn is a span from now');
   assert.is(key.body.record.hash, undefined, 'the admin API never shows a key hash');
+  ids.key = key.body.record.id;
   assert.is(changes.length, 4, 'one change applied per mutation');
-  assert.is(changes.at(-1)!.keys![0]!.id, key.body.record.id);
+  assert.is(changes.at(-1)!.keys![0]!.id, ids.key);
+  assert.match(changes.at(-1)!.keys![0]!.hash, /^[0-9a-f]{64}$/, 'the directory gets the hash it authenticates with');
 });
 
 test('a change the directory cannot apply fails the route: no caller is told of a key that does not work', async () => {
@@ -122,27 +138,34 @@ test('a change the directory cannot apply fails the route: no caller is told of 
 });
 
 test('revoke, rotate (grace in the body, 24h by default), limits set and clear reach the store; keys show without hashes', async () => {
-  const revoked = await call('POST', 'keys/key_1/revoke');
-  assert.is(revoked.status, 200);
-  assert.is(revoked.body.revokedAt, 2);
-  assert.is(revoked.body.hash, undefined);
-  const rotated = await call('POST', 'keys/key_1/rotate', { grace: '1h' });
-  assert.is(rotated.body.old.expiresAt, 2 + 3_600_000);
-  assert.is(rotated.body.issued.key, 'sk-llmgw-ghijklSECRET');
+  const rotated = await call('POST', `keys/${ids.key}/rotate`, { grace: '1h' });
+  assert.is(rotated.status, 200, JSON.stringify(rotated.body));
+  assert.ok(Math.abs(rotated.body.old.expiresAt - (Date.now() + 3_600_000)) < 60_000);
+  assert.match(rotated.body.issued.key, /^sk-llmgw-/);
   assert.is(rotated.body.old.hash, undefined);
   assert.is(rotated.body.issued.record.hash, undefined);
-  assert.is((await call('POST', 'keys/key_1/rotate')).body.old.expiresAt, 2 + 86_400_000, 'no body: the default grace');
+  const again = await call('POST', `keys/${rotated.body.issued.record.id}/rotate`);
+  assert.ok(Math.abs(again.body.old.expiresAt - (Date.now() + 86_400_000)) < 60_000, 'no body: the default grace');
+  const revoked = await call('POST', `keys/${ids.key}/revoke`);
+  assert.is(revoked.status, 200);
+  assert.type(revoked.body.revokedAt, 'number');
+  assert.is(revoked.body.hash, undefined);
+  assert.is(changes.at(-1)!.keys![0]!.revokedAt, revoked.body.revokedAt, 'the revocation reached the directory');
   const set = await call('PUT', 'limits/project/chat', { rpm: 60, budget: 10, period: 'month', models: ['llama'] });
-  assert.equal(set.body, { scope: 'project', scopeId: 'chat', rpm: 60, tpm: null, budget: 10, period: 'month', models: ['llama'], band: null, profile: null });
+  assert.equal(set.body, { scope: 'project', scopeId: ids.project, rpm: 60, tpm: null, budget: 10, period: 'month', models: ['llama'], band: null, profile: null });
   assert.equal(changes.at(-1), { limits: [set.body] });
-  const cleared = await call('DELETE', 'limits/project/chat');
-  assert.equal(cleared.body, { scope: 'project', ref: 'chat', cleared: true });
-  assert.equal(changes.at(-1), { clearedLimits: [{ scope: 'project', scopeId: 'chat' }] });
+  const cleared = await call('POST', 'limits/project/chat', { budget: null });
+  assert.equal([cleared.body.budget, cleared.body.period, cleared.body.rpm], [null, null, 60], 'clearing the budget clears its period; the rest stays');
+  assert.equal((await call('GET', 'limits/project/chat')).body, [cleared.body]);
+  const dropped = await call('DELETE', 'limits/project/chat');
+  assert.equal(dropped.body, { scope: 'project', ref: 'chat', cleared: true });
+  assert.equal(changes.at(-1)!.clearedLimits, [{ scope: 'project', scopeId: ids.project }]);
+  assert.equal((await call('GET', 'limits')).body, []);
   const list = await call('GET', 'keys?parent=chat');
-  assert.is(list.body.length, 1);
-  assert.is(list.body[0].hash, undefined);
-  const show = await call('GET', 'keys/key_1');
-  assert.is(show.body.entity.id, KEY.id);
+  assert.is(list.body.length, 3);
+  assert.ok(list.body.every((k: { hash?: string }) => k.hash === undefined));
+  const show = await call('GET', `keys/${ids.key}`);
+  assert.is(show.body.entity.id, ids.key);
   assert.is(show.body.entity.hash, undefined);
 });
 
@@ -151,19 +174,19 @@ test('the audit actor is the stated x-llmgw-actor, else the peer address', async
   await call('POST', 'orgs', { name: 'anonymous' });
   const audit = await call('GET', 'audit?limit=2');
   assert.is(audit.status, 200);
-  assert.equal(audit.body.map((e: { actor: string; detail: { name: string } }) => [e.actor, e.detail.name]), [
-    ['127.0.0.1', 'anonymous'],
-    ['alice@build-01', 'by-alice'],
+  assert.equal(audit.body.map((e: { actor: string; action: string; detail: { name: string } }) => [e.actor, e.action, e.detail.name]), [
+    ['127.0.0.1', 'org.create', 'anonymous'],
+    ['alice@build-01', 'org.create', 'by-alice'],
   ]);
 });
 
-test('usage passes by, since, until and of to the store as the query', async () => {
-  const r = await call('GET', 'usage?by=project&since=2026-12-01&until=2026-12-02T00:00Z&of=team:ml');
-  assert.is(r.status, 200);
-  assert.equal(JSON.parse(r.body[0].name), { by: 'project', since: Date.UTC(2026, 11, 1), until: Date.UTC(2026, 11, 2), of: { scope: 'team', ref: 'ml' } });
-  const recent = JSON.parse((await call('GET', 'usage?since=24h')).body[0].name);
-  assert.is(recent.by, 'key', 'by defaults to key');
-  assert.ok(Math.abs(recent.since - (Date.now() - 86_400_000)) < 60_000, 'a duration is that long before now');
+test('usage and audit answer through their queries', async () => {
+  const usage = await call('GET', `usage?by=project&since=2026-12-01&until=2126-12-02T00:00Z&of=org:${ids.org}`);
+  assert.is(usage.status, 200, JSON.stringify(usage.body));
+  assert.equal(usage.body, [], 'nothing journaled yet');
+  const unknown = await call('GET', 'usage?of=team:nope');
+  assert.is(unknown.status, 404);
+  assert.is((await call('GET', 'audit?since=2126-01-01')).body.length, 0);
 });
 
 test('bad input is a 400 that names the field and what it takes', async () => {
@@ -223,7 +246,10 @@ test('a method a path does not take is a 405 with Allow; an unknown path a 404; 
   assert.is((await call('POST', 'keys/key_1/burn')).status, 404);
   const missing = await call('POST', 'keys/missing/revoke');
   assert.is(missing.status, 404);
-  assert.equal(missing.body.error, { message: "no entity 'missing'", type: 'invalid_request_error', param: null, code: 'entity_not_found' });
+  assert.equal(missing.body.error, { message: "no key has the id or name 'missing'", type: 'invalid_request_error', param: null, code: 'entity_not_found' });
+  const taken = await call('POST', 'orgs', { name: 'acme' });
+  assert.is(taken.status, 409);
+  assert.is(taken.body.error.code, 'entity_conflict');
 });
 
 const COMMANDS = [CtlOrgsCreateCommand, CtlKeysCreateCommand, CtlKeysRotateCommand, CtlLimitsSetCommand, CtlAuditCommand];
@@ -232,11 +258,14 @@ const ctl = (args: string[], admin = on) => runInProcess(COMMANDS, ['ctl', ...ar
 test('ctl keys create --json prints {id, key, prefix}; the table says the key is shown once', async () => {
   const json = await ctl(['keys', 'create', '--project', 'chat', '--name', 'ci', '--json']);
   assert.is(json.code, 0, json.stderr);
-  assert.equal(JSON.parse(json.stdout), { id: KEY.id, key: 'sk-llmgw-abcdefSECRET', prefix: KEY.prefix });
+  const issued = JSON.parse(json.stdout);
+  assert.equal(Object.keys(issued), ['id', 'key', 'prefix']);
+  assert.is(changes.at(-1)!.keys![0]!.id, issued.id);
   const table = await ctl(['keys', 'create', '--project', 'chat']);
-  assert.match(table.stdout, /^key: sk-llmgw-abcdefSECRET\nthis key is shown only once/m);
-  const rotated = await ctl(['keys', 'rotate', KEY.id, '--grace', '0s', '--json']);
-  assert.equal(JSON.parse(rotated.stdout), { id: 'key_2', key: 'sk-llmgw-ghijklSECRET', prefix: KEY.prefix });
+  assert.match(table.stdout, /^key: sk-llmgw-[0-9A-Za-z]+\nthis key is shown only once/m);
+  const rotated = await ctl(['keys', 'rotate', issued.id, '--grace', '0s', '--json']);
+  assert.equal(Object.keys(JSON.parse(rotated.stdout)), ['id', 'key', 'prefix']);
+  assert.is.not(JSON.parse(rotated.stdout).id, issued.id);
 });
 
 test('ctl states its actor as $USER@host; limits set --clear drops the level', async () => {
@@ -245,9 +274,9 @@ test('ctl states its actor as $USER@host; limits set --clear drops the level', a
   assert.is(cleared.code, 0, cleared.stderr);
   assert.is(cleared.stdout, 'every limit of team ml is cleared\n');
   const audit = JSON.parse((await ctl(['audit', '--limit', '2', '--json'])).stdout);
-  assert.equal(audit.map((e: { actor: string; action: string; detail: { clear?: boolean } }) => [e.actor, e.action, e.detail.clear]), [
-    [adminActor(), 'set-limits', true],
-    [adminActor(), 'create-org', undefined],
+  assert.equal(audit.map((e: { actor: string; action: string; targetKind: string }) => [e.actor, e.action, e.targetKind]), [
+    [adminActor(), 'limits.clear', 'team'],
+    [adminActor(), 'org.create', 'org'],
   ]);
   assert.is(adminActor({ USER: 'alice' }), `alice@${hostname()}`);
   assert.is(adminActor({ LOGNAME: 'bob' }), `bob@${hostname()}`);
