@@ -28,7 +28,7 @@ export interface AdminPortOptions extends Omit<FleetRoutesOptions, 'reload'> {
   tenancy?: TenancyRoutesOptions;
 }
 
-const TENANCY_OFF: TenancyRoutesOptions = { store: null, applyChange: () => {} };
+const NO_TENANCY: TenancyRoutesOptions = { store: null, applyChange: () => {} };
 
 export interface DrainStatus {
   /** Requests still being served. */
@@ -86,7 +86,7 @@ export function createAdminPort(opts: AdminPortOptions): Server {
       // The tenancy routes read their bodies (or drop them) themselves.
       const tenancy = matchTenancyRoute(method, path);
       if (tenancy !== null && 'allow' in tenancy) return notAllowed(tenancy.allow);
-      if (tenancy !== null) return sendJson(res, 200, await serveTenancy(tenancy.route, req, url.searchParams, opts.tenancy ?? TENANCY_OFF));
+      if (tenancy !== null) return sendJson(res, 200, await serveTenancy(tenancy.route, req, url.searchParams, opts.tenancy ?? NO_TENANCY));
       // A command's body carries nothing: drop it so the connection can be reused.
       req.resume();
       const fleet = matchFleetRoute(method, path);
