@@ -7,6 +7,11 @@ test('connection options before the ctl subcommand move behind it', () => {
   assert.equal(hoistCtlOptions(['ctl', '--admin=http://a:1', '--token', 't', 'actors']), ['ctl', 'actors', '--admin=http://a:1', '--token', 't']);
 });
 
+test('they move behind every word of a command of several words, so clipanion finds its path', () => {
+  assert.equal(hoistCtlOptions(['ctl', '--admin', 'x', 'orgs', 'create', 'acme']), ['ctl', 'orgs', 'create', 'acme', '--admin', 'x']);
+  assert.equal(hoistCtlOptions(['ctl', '--token=t', 'keys', 'create', '--project', 'chat']), ['ctl', 'keys', 'create', '--token=t', '--project', 'chat']);
+});
+
 test('other commands and the usual order are left alone', () => {
   assert.equal(hoistCtlOptions(['ctl', 'actors', '--admin', 'x']), ['ctl', 'actors', '--admin', 'x']);
   assert.equal(hoistCtlOptions(['run', '--admin', 'x']), ['run', '--admin', 'x']);

@@ -4,6 +4,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { LlmgwError } from '../errors.js';
 import { sendError, sendJson } from '../net/respond.js';
 import { matchFleetRoute, serveFleet, type FleetRoutesOptions } from './fleet-routes.js';
+import { matchTenancyRoute, serveTenancy, type TenancyRoutesOptions } from './tenancy-routes.js';
 import type { AccountingMsg } from '../messages/accounting.js';
 import type { AdmissionMsg } from '../messages/admission.js';
 import type { EndpointTable } from '../router/endpoint-table.js';
@@ -23,7 +24,11 @@ export interface AdminPortOptions extends Omit<FleetRoutesOptions, 'reload'> {
   drain?: () => DrainStatus | null;
   /** Reads the config file again and applies it (`POST /admin/v1/reload`); unset: the server does not reload. */
   reload?: FleetRoutesOptions['reload'];
+  /** The store actor and the main thread's directory; unset: tenancy is off (its routes answer 409). */
+  tenancy?: TenancyRoutesOptions;
 }
+
+const NO_TENANCY: TenancyRoutesOptions = { store: null, applyChange: () => {} };
 
 export interface DrainStatus {
   /** Requests still being served. */
@@ -78,6 +83,10 @@ export function createAdminPort(opts: AdminPortOptions): Server {
       if (!path.startsWith('/admin/')) return sendError(res, new LlmgwError('LLMGW_NOT_FOUND', `no route for ${method} ${path}`));
       const refused = refusal(req);
       if (refused !== null) return sendError(res, new LlmgwError('LLMGW_UNAUTHORIZED', refused));
+      // The tenancy routes read their bodies (or drop them) themselves.
+      const tenancy = matchTenancyRoute(method, path);
+      if (tenancy !== null && 'allow' in tenancy) return notAllowed(tenancy.allow);
+      if (tenancy !== null) return sendJson(res, 200, await serveTenancy(tenancy.route, req, url.searchParams, opts.tenancy ?? NO_TENANCY));
       // A command's body carries nothing: drop it so the connection can be reused.
       req.resume();
       const fleet = matchFleetRoute(method, path);

@@ -1,6 +1,6 @@
 // `llmgw ctl --admin URL actors` puts the connection options before the subcommand, as
 // kubectl-style tools do; clipanion only reads options after the full command path.
-// Move them behind the subcommand so both orders work.
+// Move them behind the subcommand's words (`keys create NAME`) so both orders work.
 
 const CTL_OPTIONS = new Set(['--admin', '--token']);
 
@@ -19,5 +19,8 @@ export function hoistCtlOptions(argv: readonly string[]): string[] {
   }
   rest.push(...argv.slice(i));
   if (rest.length === 0) return [...argv];
-  return ['ctl', rest[0]!, ...hoisted, ...rest.slice(1)];
+  // The command path is every word before the first option; clipanion takes options after positionals too.
+  const words = rest.findIndex((a) => a.startsWith('-'));
+  const at = words < 0 ? rest.length : words;
+  return ['ctl', ...rest.slice(0, at), ...hoisted, ...rest.slice(at)];
 }

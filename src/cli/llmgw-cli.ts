@@ -15,6 +15,20 @@ import { CtlCordonCommand, CtlDrainCommand, CtlUncordonCommand } from './command
 import { CtlNodesCommand } from './commands/ctl-nodes.js';
 import { CtlReloadCommand } from './commands/ctl-reload.js';
 import { CtlReplicasCommand } from './commands/ctl-replicas.js';
+import { CtlKeysCreateCommand, CtlKeysListCommand, CtlKeysRevokeCommand, CtlKeysRotateCommand, CtlKeysShowCommand } from './commands/ctl-tenancy-keys.js';
+import { CtlLimitsSetCommand, CtlLimitsShowCommand } from './commands/ctl-tenancy-limits.js';
+import {
+  CtlOrgsCreateCommand,
+  CtlOrgsListCommand,
+  CtlOrgsShowCommand,
+  CtlProjectsCreateCommand,
+  CtlProjectsListCommand,
+  CtlProjectsShowCommand,
+  CtlTeamsCreateCommand,
+  CtlTeamsListCommand,
+  CtlTeamsShowCommand,
+} from './commands/ctl-tenancy-tree.js';
+import { CtlAuditCommand, CtlUsageCommand } from './commands/ctl-tenancy-usage.js';
 import { RunCommand } from './commands/run.js';
 import { VersionCommand } from './commands/version.js';
 
@@ -44,6 +58,24 @@ export const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--nvidia-smi': 'PATH',
   '--ib-root': 'DIR',
   '--fabric': 'NAME=HCA,HCA',
+  '--org': 'ORG',
+  '--team': 'TEAM',
+  '--project': 'PROJECT',
+  '--key': 'KEY',
+  '--name': 'NAME',
+  '--expires-in': 'DURATION',
+  '--grace': 'DURATION',
+  '--rpm': 'N|none',
+  '--tpm': 'N|none',
+  '--budget': 'UNITS|none',
+  '--period': 'day|month',
+  '--models': 'A,B|none',
+  '--band': 'BAND|none',
+  '--profile': 'PROFILE|none',
+  '--by': 'key|project|team|org|model',
+  '--since': 'TIME',
+  '--until': 'TIME',
+  '--limit': 'N',
 };
 
 const PLACEHOLDER = /(-[\w-]+(?:,-[\w-]+)*) #0/g;
@@ -100,6 +132,24 @@ export function createCli(colours = wantsColour(process.stdout, process.env)): L
     CtlDrainCommand,
     CtlLogsCommand,
     CtlReloadCommand,
+    CtlOrgsCreateCommand,
+    CtlOrgsListCommand,
+    CtlOrgsShowCommand,
+    CtlTeamsCreateCommand,
+    CtlTeamsListCommand,
+    CtlTeamsShowCommand,
+    CtlProjectsCreateCommand,
+    CtlProjectsListCommand,
+    CtlProjectsShowCommand,
+    CtlKeysCreateCommand,
+    CtlKeysListCommand,
+    CtlKeysShowCommand,
+    CtlKeysRevokeCommand,
+    CtlKeysRotateCommand,
+    CtlLimitsShowCommand,
+    CtlLimitsSetCommand,
+    CtlUsageCommand,
+    CtlAuditCommand,
     ConfigCheckCommand,
     ConfigSchemaCommand,
     VersionCommand,
