@@ -2,7 +2,7 @@
 // replicas and placement, and the operator's commands to it. Each route is one ask of
 // the control actor; a refusal it answers (`Outcome`) becomes the HTTP error of its code.
 import { LlmgwError } from '../errors.js';
-import type { Outcome } from '../messages/agent.js';
+import { valueOf } from '../messages/agent.js';
 import type { ControlMsg } from '../messages/control.js';
 import type { ActorRef } from '../runtime/index.js';
 import type { ReloadResult } from './reload-result.js';
@@ -105,11 +105,6 @@ export function logLines(tail: string | null): number {
   const n = /^\d+$/.test(tail) ? Number(tail) : NaN;
   if (!(n >= 1 && n <= MAX_LOG_LINES)) throw new LlmgwError('LLMGW_INVALID_REQUEST', `tail must be a whole number from 1 to ${MAX_LOG_LINES}, not '${tail}'`);
   return n;
-}
-
-function valueOf<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) throw LlmgwError.deserialize(outcome.error);
-  return outcome.value;
 }
 
 function segment(raw: string): string {

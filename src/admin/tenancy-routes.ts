@@ -4,6 +4,7 @@
 // out, so a key that `llmgw ctl keys create` printed works the moment the command returns.
 import type { IncomingMessage } from 'node:http';
 import { LlmgwError } from '../errors.js';
+import { valueOf } from '../messages/agent.js';
 import type { ApiKey, AuditEvent, IssuedKey, LimitRow, ScopeKind, TenancyChange, TenancyMsg, UsageRow } from '../messages/tenancy.js';
 import { readBody } from '../net/read-body.js';
 import type { ActorRef } from '../runtime/index.js';
@@ -119,40 +120,40 @@ export async function serveTenancy(route: TenancyRoute, req: IncomingMessage, qu
   switch (route.kind) {
     case 'list': {
       req.resume();
-      const rows = await store.ask({ type: 'list', kind: route.entity, parent: listParent(route.entity, query) });
+      const rows = valueOf(await store.ask({ type: 'list', kind: route.entity, parent: listParent(route.entity, query) }));
       return route.entity === 'key' ? rows.map((r) => keyView(r as ApiKey)) : rows;
     }
     case 'show': {
       req.resume();
-      const { entity, limits } = await store.ask({ type: 'show', kind: route.entity, ref: route.ref });
+      const { entity, limits } = valueOf(await store.ask({ type: 'show', kind: route.entity, ref: route.ref }));
       return { entity: route.entity === 'key' ? keyView(entity as ApiKey) : entity, limits };
     }
     case 'create':
       return create(route.entity, await jsonBody(req), store, actor, now, applied);
     case 'revoke': {
       revokeKeyBody(await jsonBody(req));
-      return keyView(applied(await store.ask({ type: 'revoke-key', key: route.key, actor })).key);
+      return keyView(applied(valueOf(await store.ask({ type: 'revoke-key', key: route.key, actor }))).key);
     }
     case 'rotate': {
       const { graceMs } = rotateKeyBody(await jsonBody(req));
-      const answer = applied(await store.ask({ type: 'rotate-key', key: route.key, graceMs, actor }));
+      const answer = applied(valueOf(await store.ask({ type: 'rotate-key', key: route.key, graceMs, actor })));
       return { issued: issuedView(answer.issued), old: keyView(answer.old) };
     }
     case 'limits':
       req.resume();
-      return (await store.ask({ type: 'limits', scope: route.scope, ref: route.ref })) satisfies LimitRow[];
+      return valueOf(await store.ask({ type: 'limits', scope: route.scope, ref: route.ref })) satisfies LimitRow[];
     case 'set-limits': {
       const limits = limitsBody(await jsonBody(req));
-      return applied(await store.ask({ type: 'set-limits', scope: route.scope, ref: route.ref, limits, clear: false, actor })).row;
+      return applied(valueOf(await store.ask({ type: 'set-limits', scope: route.scope, ref: route.ref, limits, clear: false, actor }))).row;
     }
     case 'clear-limits': {
       req.resume();
-      applied(await store.ask({ type: 'set-limits', scope: route.scope, ref: route.ref, limits: {}, clear: true, actor }));
+      applied(valueOf(await store.ask({ type: 'set-limits', scope: route.scope, ref: route.ref, limits: {}, clear: true, actor })));
       return { scope: route.scope, ref: route.ref, cleared: true } satisfies LimitsCleared;
     }
     case 'usage':
       req.resume();
-      return (await store.ask({ type: 'usage', query: usageQuery(query, now) })) satisfies UsageRow[];
+      return valueOf(await store.ask({ type: 'usage', query: usageQuery(query, now) })) satisfies UsageRow[];
     case 'audit':
       req.resume();
       return (await store.ask({ type: 'audit', ...auditQuery(query, now) })) satisfies AuditEvent[];
@@ -169,13 +170,13 @@ function create(
 ): Promise<unknown> {
   switch (entity) {
     case 'org':
-      return store.ask({ type: 'create-org', ...createOrgBody(body), actor }).then((a) => applied(a).org);
+      return store.ask({ type: 'create-org', ...createOrgBody(body), actor }).then((a) => applied(valueOf(a)).org);
     case 'team':
-      return store.ask({ type: 'create-team', ...createTeamBody(body), actor }).then((a) => applied(a).team);
+      return store.ask({ type: 'create-team', ...createTeamBody(body), actor }).then((a) => applied(valueOf(a)).team);
     case 'project':
-      return store.ask({ type: 'create-project', ...createProjectBody(body), actor }).then((a) => applied(a).project);
+      return store.ask({ type: 'create-project', ...createProjectBody(body), actor }).then((a) => applied(valueOf(a)).project);
     case 'key':
-      return store.ask({ type: 'create-key', ...createKeyBody(body, now), actor }).then((a) => issuedView(applied(a).issued));
+      return store.ask({ type: 'create-key', ...createKeyBody(body, now), actor }).then((a) => issuedView(applied(valueOf(a)).issued));
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ShardSpec } from './shard-spec.js';
-import type { SerializedError } from '../errors.js';
+import { LlmgwError, type SerializedError } from '../errors.js';
 import { address, type Address, type Ask } from '../runtime/protocol.js';
 
 /**
@@ -59,6 +59,12 @@ export interface StartShardReply {
  * `ok` is the discriminant.
  */
 export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: SerializedError };
+
+/** The value of an accepted outcome; a refusal thrown as its LlmgwError (for a caller that answers with it). */
+export function valueOf<T>(outcome: Outcome<T>): T {
+  if (!outcome.ok) throw LlmgwError.deserialize(outcome.error);
+  return outcome.value;
+}
 
 /**
  * Protocol of the process supervisor (worker thread `agent`): the one actor that holds
