@@ -36,6 +36,12 @@ import { Scheduler } from '../router/scheduler/scheduler.js';
 import { createScorers } from '../router/scheduler/scorers.js';
 import { ActorSystem, type ThreadSpec } from '../runtime/index.js';
 import { reload, type Reloadable } from './reload.js';
+import { storeActor } from '../actors/tenancy/store-actor.js';
+import { TENANCY_STORE } from '../messages/tenancy.js';
+import type { DataPortTenancy } from '../dataport/tenancy-gate.js';
+import { Directory } from '../tenancy/directory.js';
+import { JournalAppender } from '../tenancy/journal-appender.js';
+import { journalDirOf } from '../tenancy/journal-segments.js';
 
 export interface ServerFlags {
   configPath?: string | undefined;
@@ -55,6 +61,12 @@ export interface RunningServer {
 const log = createLogger('server');
 /** How often queued requests are checked for release and timeout (completions also release). */
 const ADMISSION_TICK_MS = 50;
+/**
+ * The store reads the whole usage journal into the database before it answers the
+ * snapshot (budgets must count every record), which after a long outage is minutes of
+ * records: its first answer may take that long.
+ */
+const SNAPSHOT_TIMEOUT_MS = 300_000;
 
 /**
  * Starts the server role: the actor system and its threads, simulated engines if the
@@ -70,6 +82,8 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
   if (config.simulate.length > 0) threads.push({ name: 'engines', onDeath: 'respawn' });
   // `respawn`: a new control actor rebuilds everything from the agents' next Registers.
   if (placed.length > 0) threads.push({ name: 'control', onDeath: 'respawn' });
+  // `respawn`: the store reopens its file and goes on reading the journal where its last commit left it.
+  if (config.tenancy) threads.push({ name: 'tenancy', onDeath: 'respawn' });
   const system = await ActorSystem.start({ threads, askTimeoutMs: config.runtime.ask_timeout_ms, shutdownTimeoutMs: config.runtime.shutdown_timeout_ms });
   const r = config.router;
   const table = new EndpointTable({
@@ -84,11 +98,13 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     onBreakerChange: (endpoint, from, to) => log[to === 'closed' ? 'info' : 'warn']('circuit breaker', { endpoint, from, to }),
   });
   let simNodes: SimulatedNodes | null = null;
+  let tenancy: DataPortTenancy | undefined;
   const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   try {
     await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table, configured: config.endpoints.map((e) => e.id), onChange: (added, removed) => syncPollers(system, table, config, added, removed) } });
     if (admissions) await system.spawn(admissionActor, { address: ADMISSION, args: { admissions, tickMs: ADMISSION_TICK_MS } });
     await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 1_000, models: catalogLabels(config.models) } });
+    if (config.tenancy) tenancy = await startTenancy(system, config);
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) {
       table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, enginePriority: e.priority_scheduling ?? null, gpus: e.gpus });
@@ -122,6 +138,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
         }
       : records.add,
     admissions,
+    ...(tenancy ? { tenancy } : {}),
   });
   let drainingSince: number | null = null;
   const drainStatus = (): DrainStatus | null =>
@@ -154,6 +171,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     admission: admissions ? system.ref(ADMISSION) : null,
     control: reloadable.control,
     reload: reloadNow,
+    ...(tenancy ? { tenancy: { store: system.ref(TENANCY_STORE), applyChange: (c) => tenancy!.directory.apply(c) } } : {}),
   });
   const graceMs = config.runtime.shutdown_timeout_ms;
   const stop = async (): Promise<void> => {
@@ -165,6 +183,8 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     });
     await drain(adminPort, 1_000);
     await simNodes?.close();
+    // Every request has ended and been journaled: the store takes in the rest as it stops.
+    tenancy?.journal.close();
     records.flush();
     access?.flush();
     await system.shutdown();
@@ -205,6 +225,21 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     log.info('SIGHUP: reloading the config');
     server.reload().catch((err: unknown) => log.error('reload failed', { error: err }));
   });
+}
+
+/**
+ * The tenancy store on its own thread, and the main thread's copy of what the request
+ * path reads: the directory (keys, tree, limits, the spend of the current periods) and
+ * the journal every request's record is appended to.
+ */
+async function startTenancy(system: ActorSystem, config: Config): Promise<DataPortTenancy> {
+  const t = config.tenancy!;
+  const journalDir = journalDirOf(t.store);
+  const store = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path: t.store, journalDir, retentionDays: t.retention_days } });
+  const snapshot = await store.ask({ type: 'snapshot' }, { timeoutMs: SNAPSHOT_TIMEOUT_MS });
+  const directory = new Directory(snapshot, config.router.admission.bands.map((b) => b.name));
+  log.info('tenancy on', { store: t.store, keys: snapshot.keys.length, projects: snapshot.projects.length });
+  return { directory, journal: JournalAppender.open(journalDir), settings: t, units: new Map(config.models.map((m) => [m.name, m.units])) };
 }
 
 async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, config: Config): Promise<void> {
