@@ -79,12 +79,28 @@ export async function startTenancyPort(yaml: string, snapshot: TenancySnapshot, 
         .map((l) => JSON.parse(l) as BilledRecord),
     );
   const journaledAtEnd = new Map<string, boolean>();
-  // Runs before the data port's own handler: wraps each response's end to look at the journal then.
+  // Runs before the data port's own handler: wraps each response's writes to look at the
+  // journal at the one that completes the client's answer — a stream's [DONE], the last
+  // byte of a body of known length — or else at its end.
   port.server.prependListener('request', (req, res) => {
     const id = req.headers['x-request-id'];
     if (typeof id !== 'string') return;
+    let bytes = 0;
+    const look = (chunk: unknown): void => {
+      if (journaledAtEnd.has(id)) return;
+      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : '';
+      bytes += Buffer.byteLength(text);
+      const length = Number(res.getHeader('content-length'));
+      if (text.includes('data: [DONE]') || bytes >= length) journaledAtEnd.set(id, read().some((rec) => rec.id === id));
+    };
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    res.write = ((...args: unknown[]) => {
+      look(args[0]);
+      return write(...args);
+    }) as typeof res.write;
     const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
     res.end = ((...args: unknown[]) => {
+      look(typeof args[0] === 'function' ? '' : args[0]);
       if (!journaledAtEnd.has(id)) journaledAtEnd.set(id, read().some((rec) => rec.id === id));
       return end(...args);
     }) as typeof res.end;

@@ -66,6 +66,8 @@ export type Outcome =
   | { kind: 'gone'; ttftMs: number | null; relayed: Relayed | null };
 
 const PASSED_HEADERS = ['content-type'] as const;
+/** The event that ends an OpenAI stream, as vLLM and SGLang write it. */
+const DONE_EVENT = 'data: [DONE]';
 /** How much of an engine's error body is read to re-wrap it. */
 const ERROR_BODY_MAX = 64 * 1024;
 
@@ -194,6 +196,13 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     // time spent waiting for a slow client to read is not the engine's silence.
     let readingClient = false;
     let silent = false;
+    // The write that completes the client's answer — a stream's `data: [DONE]`, the last
+    // byte of a JSON body of known length — may come before the engine's body ends:
+    // what must be recorded before the client has its whole answer goes before it.
+    const length = sse ? NaN : Number(upstream.headers['content-length']);
+    let relayedBytes = 0;
+    let served: Extract<Outcome, { kind: 'served' }> | null = null;
+    const completes = (out: Buffer | string): boolean => (sse ? out.includes(DONE_EVENT) : (relayedBytes += out.length) >= length);
     idle = setTimeout(function onIdle(this: NodeJS.Timeout) {
       if (readingClient) return void this.refresh();
       silent = true;
@@ -203,6 +212,10 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       let next = first;
       while (!next.done) {
         const out = tap.push(next.value);
+        if (served === null && out.length > 0 && f.beforeEnd && completes(out)) {
+          served = { kind: 'served', status, usage: tap.usage, ttftMs, error: null };
+          f.beforeEnd(served);
+        }
         if (out.length > 0 && !res.write(out)) {
           readingClient = true;
           await drained(res);
@@ -218,7 +231,14 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
         next = await chunks.next();
       }
     } catch (err) {
-      if (!abort.aborted || timedOut) return brokenBy(new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed mid-response: ${describe(err)}`));
+      if (served === null && (!abort.aborted || timedOut)) return brokenBy(new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed mid-response: ${describe(err)}`));
+    }
+    if (served !== null) {
+      // The client has its whole answer (and its record was written): whatever the
+      // engine's body did after that, the request was served.
+      if (!res.writableEnded && !res.destroyed) res.end(tap.end());
+      lease.succeeded();
+      return served;
     }
     if (silent) return brokenBy(new LlmgwError('LLMGW_UPSTREAM_TIMEOUT', `endpoint ${lease.id} sent nothing for ${f.idleTimeoutMs} ms mid-response (router.idle_timeout_ms)`));
     if (cutWith) {
@@ -232,7 +252,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     }
     // The tail may hold the usage chunk: the outcome is known only once it is parsed.
     const tail = tap.end();
-    const served = { kind: 'served', status, usage: tap.usage, ttftMs, error: null } as const;
+    served = { kind: 'served', status, usage: tap.usage, ttftMs, error: null };
     f.beforeEnd?.(served);
     res.end(tail);
     lease.succeeded();

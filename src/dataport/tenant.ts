@@ -3,7 +3,7 @@ import type { BudgetHold } from '../tenancy/budgets.js';
 import type { KeyView } from '../tenancy/directory.js';
 import type { TokenHold } from '../tenancy/rate-limiter.js';
 
-/** A request's key and what it holds on the key's chain until it is billed (`billing.ts`). */
+/** A request's key and what it holds on the key's chain until it is billed (`tenancy-gate.ts`). */
 export interface Tenant {
   readonly view: KeyView;
   /** limit: how the model it was admitted for is priced; null: free (the budget fallback). */
