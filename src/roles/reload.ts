@@ -7,6 +7,7 @@
 import { catalogLabels } from '../accounting/model-labels.js';
 import type { ReloadResult } from '../admin/reload-result.js';
 import { DEFAULT_CONFIG_SOURCE, loadConfig, type Config, type ConfigOverrides, type ConfigProblem } from '../config/index.js';
+import type { UnitsConfig } from '../config/types.js';
 import { placedModels } from '../control/catalog.js';
 import type { DataPort } from '../dataport/data-port.js';
 import { LlmgwError } from '../errors.js';
@@ -32,10 +33,12 @@ export interface Reloadable {
   readonly control: ActorRef<ControlMsg> | null;
   /** Admission per model, shared with the data port; null when admission is off. */
   readonly admissions: Map<string, Admission> | null;
+  /** How each model is priced, shared with the data port's tenancy; null when tenancy is off. */
+  readonly units: Map<string, UnitsConfig> | null;
 }
 
 /** Keys whose change needs a restart: they are bound at start (ports, TLS, threads, timers). */
-const AT_START: readonly (keyof Config)[] = ['listen', 'admin_listen', 'agent_listen', 'agent_tls', 'agent_insecure', 'admin_token', 'log_level', 'access_log', 'runtime', 'router', 'control', 'simulate'];
+const AT_START: readonly (keyof Config)[] = ['listen', 'admin_listen', 'agent_listen', 'agent_tls', 'agent_insecure', 'admin_token', 'log_level', 'access_log', 'runtime', 'router', 'control', 'simulate', 'tenancy'];
 
 const log = createLogger('server.reload');
 
@@ -60,6 +63,10 @@ export async function reload(r: Reloadable): Promise<ReloadResult> {
     for (const m of next.models) if (!r.admissions.has(m.name)) r.admissions.set(m.name, new Admission(m.name, r.table, next.router.admission, next.router.stale_after_ms));
   }
   r.accounting.tell({ type: 'catalog', models: catalogLabels(next.models) });
+  if (r.units) {
+    r.units.clear();
+    for (const m of next.models) r.units.set(m.name, m.units);
+  }
   r.dataPort.setCatalog(new Catalog(next.models), new Map(next.models.flatMap((m) => (m.routing_profile ? [[m.name, m.routing_profile] as const] : []))));
   await r.registry.ask(
     {

@@ -11,6 +11,7 @@ import { startSimulatedNodes, type SimulatedNodes } from './sim-nodes.js';
 import { createAdminPort, type DrainStatus } from '../admin/admin-port.js';
 import type { ReloadResult } from '../admin/reload-result.js';
 import { loadConfig, type Config } from '../config/index.js';
+import type { UnitsConfig } from '../config/types.js';
 import { AccessLog } from '../dataport/access-log.js';
 import { createDataPort } from '../dataport/data-port.js';
 import { LlmgwError } from '../errors.js';
@@ -98,7 +99,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     onBreakerChange: (endpoint, from, to) => log[to === 'closed' ? 'info' : 'warn']('circuit breaker', { endpoint, from, to }),
   });
   let simNodes: SimulatedNodes | null = null;
-  let tenancy: DataPortTenancy | undefined;
+  let tenancy: (DataPortTenancy & { units: Map<string, UnitsConfig> }) | undefined;
   const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   try {
     await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table, configured: config.endpoints.map((e) => e.id), onChange: (added, removed) => syncPollers(system, table, config, added, removed) } });
@@ -153,6 +154,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     accounting: usage,
     control: placed.length > 0 ? system.ref(CONTROL) : null,
     admissions,
+    units: tenancy ? tenancy.units : null,
   };
   // One reload at a time: a second waits for the first, then reads the file again.
   let reloading: Promise<unknown> = Promise.resolve();
@@ -232,7 +234,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
  * path reads: the directory (keys, tree, limits, the spend of the current periods) and
  * the journal every request's record is appended to.
  */
-async function startTenancy(system: ActorSystem, config: Config): Promise<DataPortTenancy> {
+async function startTenancy(system: ActorSystem, config: Config): Promise<DataPortTenancy & { units: Map<string, UnitsConfig> }> {
   const t = config.tenancy!;
   const journalDir = journalDirOf(t.store);
   const store = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path: t.store, journalDir, retentionDays: t.retention_days } });
