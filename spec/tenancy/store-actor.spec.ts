@@ -8,6 +8,7 @@ import { TENANCY_STORE } from '../../src/messages/tenancy.js';
 import { ActorSystem } from '../../src/runtime/index.js';
 import { journalDirOf } from '../../src/tenancy/journal-segments.js';
 import { until } from '../support/until.js';
+import { counter, counterAt } from '../runtime/fixtures/actors.js';
 import { suite } from '../support/uvu.js';
 import { billed, journal, storedIds, tempDir } from './helpers.js';
 
@@ -120,6 +121,26 @@ test('a store that cannot be opened fails the actor with LLMGW_STORE_FAILED and 
     const error = fatal[0]!.details?.error as { code: string; message: string };
     assert.is(error.code, 'LLMGW_STORE_FAILED');
     assert.match(error.message, new RegExp(`cannot open the tenancy store ${path}`));
+  } finally {
+    await system.shutdown();
+    t.remove();
+  }
+});
+
+test('a tenancy thread that dies holding the store is started again and reopens it: its own lock is taken over', async () => {
+  const t = tempDir();
+  const path = join(t.dir, 'tenancy.db');
+  const system = await ActorSystem.start({ threads: [{ name: 'tenancy', onDeath: 'respawn' }] });
+  try {
+    const ref = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: journalDirOf(path), retentionDays: 30 } });
+    value(await ref.ask({ type: 'create-org', name: 'acme', actor: 'ops' }));
+    // A neighbour on the same thread takes it down the way a native crash would, the store's lock still held.
+    const crasher = await system.spawn(counter, { address: counterAt('crasher'), thread: 'tenancy', args: { start: 0 } });
+    const respawned = new Promise<{ thread: string; actors: string[] }>((r) => system.events.once('thread-respawned', r));
+    crasher.tell({ type: 'exit-thread' });
+    assert.ok((await respawned).actors.includes('tenancy-store'));
+    const snap = await ref.ask({ type: 'snapshot' });
+    assert.equal(snap.orgs.map((o) => o.name), ['acme']);
   } finally {
     await system.shutdown();
     t.remove();

@@ -46,7 +46,8 @@ export const storeActor = defineActor<TenancyMsg>()({
   module: import.meta.url,
   mailbox: { capacity: 1_024, overflow: 'reject' },
   init: (args: StoreActorArgs, ctx): State => {
-    const store = SqliteStore.open(args.path);
+    // The only store of its file in this process: a lock this process holds was left by a thread that died.
+    const store = SqliteStore.open(args.path, { reclaimOwnLock: true });
     try {
       const writer = new UsageWriter(store, args.journalDir, ctx.log);
       // The snapshot's spend must count every journaled record, so the backlog goes in before any ask is answered.

@@ -31,6 +31,12 @@ type Db = InstanceType<typeof Database>;
 export interface SqliteStoreOptions {
   /** Wall clock, ms; a spec moves it to test expiry and periods. */
   now?: () => number;
+  /**
+   * A lock held by this very process is a stale one: the caller is the only opener in
+   * the process (the store actor, whose thread may have died holding it and been
+   * started again).
+   */
+  reclaimOwnLock?: boolean;
 }
 
 const TABLE: Record<ScopeKind, string> = { org: 'organizations', team: 'teams', project: 'projects', key: 'api_keys' };
@@ -94,7 +100,7 @@ export class SqliteStore implements TenancyStore {
     let db: Db;
     try {
       mkdirSync(dirname(path), { recursive: true });
-      takeOverStaleLock(path);
+      takeOverStaleLock(path, opts.reclaimOwnLock ?? false);
       db = new Database(path);
     } catch (err) {
       if (err instanceof LlmgwError) throw err;

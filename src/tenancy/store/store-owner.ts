@@ -21,8 +21,11 @@ interface Owner {
   boot: string;
 }
 
-/** Removes a lock left by a process that no longer runs; throws LLMGW_STORE_FAILED when a live one holds it. */
-export function takeOverStaleLock(path: string): void {
+/**
+ * Removes a lock left by a process that no longer runs (or, with `ownIsStale`, by this
+ * one); throws LLMGW_STORE_FAILED when a live one holds it.
+ */
+export function takeOverStaleLock(path: string, ownIsStale: boolean): void {
   const lock = lockDirOf(path);
   if (!exists(lock)) return;
   const owner = readOwner(path);
@@ -33,7 +36,7 @@ export function takeOverStaleLock(path: string): void {
       { path, lock },
     );
   }
-  if (owner.boot === bootId() && alive(owner.pid)) {
+  if (owner.boot === bootId() && alive(owner.pid) && !(ownIsStale && owner.pid === process.pid)) {
     throw new LlmgwError('LLMGW_STORE_FAILED', `the tenancy store ${path} is in use by process ${owner.pid}${owner.pid === process.pid ? ' (this one)' : ''}`, { path, pid: owner.pid });
   }
   rmdirSync(lock);
