@@ -7,7 +7,7 @@ import type { Directory } from '../tenancy/directory.js';
 import type { JournalAppender } from '../tenancy/journal-appender.js';
 import { LevelStates } from '../tenancy/level-counters.js';
 import { RateLimiter } from '../tenancy/rate-limiter.js';
-import { estimateOf, priceOf, type Served } from '../tenancy/units.js';
+import { estimateOf, GpuSecondRates, priceOf, type Served } from '../tenancy/units.js';
 import type { RequestContext } from './request-context.js';
 
 const log = createLogger('dataport');
@@ -36,6 +36,7 @@ export class TenancyGate {
   readonly limiter: RateLimiter;
   readonly budgets: Budgets;
   private readonly units: ReadonlyMap<string, UnitsConfig>;
+  private readonly gpuRates = new GpuSecondRates();
 
   constructor(
     t: DataPortTenancy,
@@ -54,9 +55,9 @@ export class TenancyGate {
     return this.units.get(model) ?? 'tokens';
   }
 
-  /** What a request of `units` reserves before it runs. */
-  estimate(units: UnitsConfig | null, promptTokens: number, completionTokens: number): number {
-    return units === null ? 0 : estimateOf(units, promptTokens, completionTokens);
+  /** What a request to `model`, priced in `units` (null: free), reserves before it runs, or has cost so far. */
+  estimate(units: UnitsConfig | null, model: string, promptTokens: number, completionTokens: number): number {
+    return units === null ? 0 : estimateOf(units, promptTokens, completionTokens, units === 'gpu_seconds' ? this.gpuRates.of(model) : 0);
   }
 
   /**
@@ -73,6 +74,7 @@ export class TenancyGate {
     let units = 0;
     if (t) {
       if (t.units !== null) units = priceOf(t.units, record, this.servedOf(record.endpoint, record.durationMs, live));
+      if (t.units === 'gpu_seconds' && record.modelServed !== null && record.endpoint !== null) this.gpuRates.observe(record.modelServed, units, record.promptTokens + record.completionTokens);
       const now = Date.now();
       if (t.rate) this.limiter.settle(t.rate, record.promptTokens + record.completionTokens, now);
       // A request that never reached an engine cost nothing: its reservation is just returned.

@@ -34,10 +34,36 @@ export function priceOf(units: UnitsConfig, used: Consumed, served: Served | nul
 
 /**
  * What to reserve for a request before it runs: its prompt estimate and its completion
- * allowance priced as tokens. A gpu_seconds model reserves nothing, its duration being
- * unknown beforehand: its budgets are held only to what requests have spent.
+ * allowance priced as tokens. A gpu_seconds request's duration is unknown beforehand,
+ * so it is priced at `perToken`, the GPU-seconds per token its model has cost lately
+ * (GpuSecondRates); 0 until one of its requests has been billed.
  */
-export function estimateOf(units: UnitsConfig, promptTokens: number, completionTokens: number): number {
-  if (units === 'gpu_seconds') return 0;
+export function estimateOf(units: UnitsConfig, promptTokens: number, completionTokens: number, perToken = 0): number {
+  if (units === 'gpu_seconds') return perToken * (promptTokens + completionTokens);
   return priceOf(units, { promptTokens, completionTokens, cachedTokens: 0 }, null);
+}
+
+/** How much the latest request moves a model's rate: about the last twenty count. */
+const RATE_WEIGHT = 0.05;
+
+/**
+ * GPU-seconds per token, per model, as an exponentially weighted mean of what its
+ * billed requests cost: what a gpu_seconds request reserves on its budgets, so that
+ * concurrent requests cannot overshoot a budget by more than they were estimated at.
+ */
+export class GpuSecondRates {
+  private readonly rates = new Map<string, number>();
+
+  /** GPU-seconds per token of `model`; 0 while none of its requests was billed. */
+  of(model: string): number {
+    return this.rates.get(model) ?? 0;
+  }
+
+  /** A billed request of `model` that cost `units` GPU-seconds for `tokens` tokens. */
+  observe(model: string, units: number, tokens: number): void {
+    if (!(tokens > 0) || !(units >= 0)) return;
+    const rate = units / tokens;
+    const was = this.rates.get(model);
+    this.rates.set(model, was === undefined ? rate : was + RATE_WEIGHT * (rate - was));
+  }
 }

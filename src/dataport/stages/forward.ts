@@ -155,8 +155,9 @@ function budgetWatch(ctx: RequestContext, gate: TenancyGate): ((events: number) 
   const units = t.units;
   const budget = t.budget;
   const promptTokens = Math.ceil((promptOf(ctx)?.length ?? 0) / 4);
+  const model = ctx.route.entry.name;
   return (events) => {
-    const running = gate.estimate(units, promptTokens, Math.max(0, events - 1));
+    const running = gate.estimate(units, model, promptTokens, Math.max(0, events - 1));
     const over = gate.budgets.overrun(budget, running, Date.now());
     return over ? new LlmgwError('LLMGW_BUDGET_EXCEEDED', `the ${over.period}ly budget of ${over.level.scope} ${over.level.id} (${over.budget} units) ran out during this response`) : null;
   };

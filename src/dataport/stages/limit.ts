@@ -73,7 +73,7 @@ export function limitStage(i: LimitInputs): Stage {
       }
       t.rate = hold;
       t.units = units;
-      t.budget = i.gate.budgets.reserve(limits.levels, i.gate.estimate(units, promptTokens, completionTokens));
+      t.budget = i.gate.budgets.reserve(limits.levels, i.gate.estimate(units, ctx.route.entry.name, promptTokens, completionTokens));
 
       const profile = limits.profile === null ? undefined : i.profiles.get(limits.profile);
       if (profile) {
