@@ -147,4 +147,32 @@ test('a tenancy thread that dies holding the store is started again and reopens 
   }
 });
 
+test('its metrics say what it stored, what it skipped and how far it is behind the journal', async () => {
+  const t = tempDir();
+  const path = join(t.dir, 'tenancy.db');
+  const dir = journalDirOf(path);
+  const system = await ActorSystem.start({ threads: [{ name: 'tenancy' }] });
+  const read = async (name: string): Promise<number> => {
+    const text = await (await system.metrics()).metrics();
+    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+    assert.ok(m, `${name} is exported`);
+    return Number(m[1]);
+  };
+  try {
+    const ref = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: dir, retentionDays: 30 } });
+    journal(dir, 1, [billed('a'), billed('b')], '{"not a record"}\n');
+    await ref.ask({ type: 'flush' });
+    assert.is(await read('llmgw_usage_records_stored_total'), 2);
+    assert.is(await read('llmgw_usage_journal_lines_skipped_total'), 1);
+    assert.is(await read('llmgw_usage_journal_backlog_bytes'), 0);
+    // Half a line is written: the store waits for the rest, and says it is behind by it.
+    journal(dir, 1, [], '{"id":"c"');
+    await ref.ask({ type: 'flush' });
+    assert.is(await read('llmgw_usage_journal_backlog_bytes'), '{"id":"c"'.length);
+  } finally {
+    await system.shutdown();
+    t.remove();
+  }
+});
+
 test.run();

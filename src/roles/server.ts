@@ -41,7 +41,7 @@ import { storeActor } from '../actors/tenancy/store-actor.js';
 import { TENANCY_STORE } from '../messages/tenancy.js';
 import type { DataPortTenancy } from '../dataport/tenancy-gate.js';
 import { Directory } from '../tenancy/directory.js';
-import { JournalAppender } from '../tenancy/journal-appender.js';
+import { JournalAppender, journalMetrics } from '../tenancy/journal-appender.js';
 import { journalDirOf } from '../tenancy/journal-segments.js';
 
 export interface ServerFlags {
@@ -168,7 +168,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     table,
     token: config.admin_token,
     drain: drainStatus,
-    registries: [endpointMetrics(table), usageBatcherMetrics(records), ...(admissions ? [admissionMetrics(admissions)] : [])],
+    registries: [endpointMetrics(table), usageBatcherMetrics(records), ...(admissions ? [admissionMetrics(admissions)] : []), ...(tenancy ? [journalMetrics(tenancy.journal)] : [])],
     accounting: usage,
     admission: admissions ? system.ref(ADMISSION) : null,
     control: reloadable.control,

@@ -1,4 +1,5 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { Gauge, Registry } from 'prom-client';
 import type { BilledRecord } from '../messages/tenancy.js';
 import { listSegments, SEGMENT_BYTES, segmentPath } from './journal-segments.js';
 
@@ -78,4 +79,18 @@ export class JournalAppender {
       // Already unusable; the next append opens a new segment.
     }
   }
+}
+
+/** Whether the data port can journal (and so serve) right now, read when Prometheus scrapes. */
+export function journalMetrics(journal: JournalAppender): Registry {
+  const registry = new Registry();
+  new Gauge({
+    name: 'llmgw_usage_journal_writable',
+    help: 'Whether the usage journal takes records (1) or its last write failed (0): while 0, every request is refused 503 rather than served unbilled',
+    registers: [registry],
+    collect(this: Gauge) {
+      this.set(journal.broken ? 0 : 1);
+    },
+  });
+  return registry;
 }

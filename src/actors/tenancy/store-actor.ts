@@ -6,6 +6,7 @@ import { defineActor } from '../../runtime/actor.js';
 import { SqliteStore } from '../../tenancy/store/sqlite-store.js';
 import type { TenancyStore } from '../../tenancy/store/tenancy-store.js';
 import { UsageWriter } from '../../tenancy/store/usage-writer.js';
+import { usageWriterMetrics } from '../../tenancy/store/usage-writer-metrics.js';
 
 export interface StoreActorArgs {
   /** The SQLite file. */
@@ -50,6 +51,7 @@ export const storeActor = defineActor<TenancyMsg>()({
     const store = SqliteStore.open(args.path, { reclaimOwnLock: true });
     try {
       const writer = new UsageWriter(store, args.journalDir, ctx.log);
+      usageWriterMetrics(ctx.metrics).writer = writer;
       // The snapshot's spend must count every journaled record, so the backlog goes in before any ask is answered.
       const drained = writer.drain();
       prune(store, args.retentionDays, ctx.log);

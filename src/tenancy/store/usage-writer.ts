@@ -1,4 +1,4 @@
-import { closeSync, fdatasyncSync, fstatSync, openSync, readSync, unlinkSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { BilledRecord } from '../../messages/tenancy.js';
 import { listSegments, segmentPath } from '../journal-segments.js';
@@ -42,6 +42,10 @@ export class UsageWriter {
   /** Keys seen since their last use was written → the latest request time. */
   private readonly lastUse = new Map<string, number>();
   private lastUseWritten = -Infinity;
+  /** Records stored since start. */
+  stored = 0;
+  /** Journal lines skipped since start: malformed, or torn at the end of a finished segment. */
+  skipped = 0;
 
   constructor(store: TenancyStore, dir: string, log: Logger, opts: UsageWriterOptions = {}) {
     this.store = store;
@@ -87,6 +91,7 @@ export class UsageWriter {
         this.store.ingest(batch.records, { segment: current, offset: batch.end });
         this.pos = { segment: current, offset: batch.end };
         stored += batch.records.length;
+        this.stored += batch.records.length;
         for (const r of batch.records) if (r.keyId !== null && r.at > (this.lastUse.get(r.keyId) ?? -Infinity)) this.lastUse.set(r.keyId, r.at);
       }
       if (batch.more) {
@@ -95,6 +100,7 @@ export class UsageWriter {
       }
       if (!final) return stored;
       if (batch.size > batch.end) {
+        this.skipped++;
         this.log.warn('torn line at the end of a finished usage journal segment skipped', { segment: segmentPath(this.dir, current), offset: batch.end, bytes: batch.size - batch.end });
       }
       const next = segs.find((s) => s > current)!;
@@ -102,6 +108,20 @@ export class UsageWriter {
       this.pos = { segment: next, offset: 0 };
       this.remove(current);
     }
+  }
+
+  /** Bytes journaled and not stored yet: what the store is behind the data port by. */
+  backlogBytes(): number {
+    let bytes = 0;
+    for (const seq of listSegments(this.dir)) {
+      if (this.pos !== null && seq < this.pos.segment) continue;
+      try {
+        bytes += statSync(segmentPath(this.dir, seq)).size - (this.pos !== null && seq === this.pos.segment ? this.pos.offset : 0);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    return bytes;
   }
 
   /** Forces the newest segment to disk: the journal's writer never waits for a sync, this bounds what a power loss takes. */
@@ -146,8 +166,11 @@ export class UsageWriter {
       while (records.length < this.maxBatch && (nl = buf.indexOf(NEWLINE, start)) !== -1 && nl < got) {
         const line = buf.toString('utf8', start, nl);
         const parsed = parseLine(line);
-        if (typeof parsed === 'string') this.log.warn('malformed usage journal line skipped', { segment: segmentPath(this.dir, seq), offset: at + start, reason: parsed });
-        else records.push(parsed);
+        if (typeof parsed !== 'string') records.push(parsed);
+        else {
+          this.skipped++;
+          this.log.warn('malformed usage journal line skipped', { segment: segmentPath(this.dir, seq), offset: at + start, reason: parsed });
+        }
         start = nl + 1;
       }
       if (start === 0) {
