@@ -35,7 +35,7 @@ import { assertAlive, startedAll, stopAll, type Launched } from './load/processe
 import { createRng, type Rng } from './load/rng.js';
 import { distribution, summarize } from './load/stats.js';
 import { ManualClock } from '../src/sim/clock.js';
-import { SimEngine } from '../src/sim/engine.js';
+import { ENGINE_DEFAULTS, SimEngine } from '../src/sim/engine.js';
 
 const MODEL = 'bench-admission';
 /** Platinum offered load, as a share of what the cell's fleet completes per second. */
@@ -71,7 +71,10 @@ interface Cell {
   /** Prompt tokens and max_tokens, each uniform in [min, max]. */
   prompt: readonly [number, number];
   maxTokens: readonly [number, number];
-  /** The engines' batch size is in llmgw's config (`max_num_seqs`), as an operator who read the README gives it. */
+  /**
+   * The engines' batch size and step budget are in llmgw's config (`max_num_seqs`,
+   * `max_num_batched_tokens`), as an operator who read the README gives them.
+   */
   sizeConfigured?: boolean;
 }
 
@@ -191,8 +194,10 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       procs,
     );
     const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url, ...(cell.sizeConfigured ? { maxNumSeqs: cell.sim.maxNumSeqs } : {}) }));
+    // Deep-merged over the endpoints element by element.
+    const budgets = cell.sizeConfigured ? { endpoints: sims.map(() => ({ max_num_batched_tokens: stepBudgetOf(cell.sim) })) } : undefined;
     const config = (enabled: boolean) =>
-      llmgwConfig({ model: MODEL, endpoints, extra: [{ router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } }, extraConfigFromEnv()] });
+      llmgwConfig({ model: MODEL, endpoints, extra: [budgets, { router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } }, extraConfigFromEnv()] });
     const work = new Workload(cell, rng);
     const slots = cell.engines * cell.sim.maxNumSeqs;
 
@@ -260,6 +265,11 @@ function engineCapacity(cell: Cell): number {
   clock.advance(endMs);
   engine.close();
   return done / CAPACITY_SIM_S;
+}
+
+/** The sim's per-step token budget as `max_num_batched_tokens` says it (0: none). */
+function stepBudgetOf(sim: EngineShape): number {
+  return sim.maxNumBatchedTokens ?? Math.max(ENGINE_DEFAULTS.maxNumBatchedTokens, sim.maxNumSeqs);
 }
 
 /** Poisson arrivals at `rate`/s over `ms`. */

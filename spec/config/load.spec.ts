@@ -122,6 +122,7 @@ endpoints:
     weight: 2.5
     priority: -1
     max_num_seqs: 128
+    max_num_batched_tokens: 2048
     priority_scheduling: lower-first
 simulate:
   - model: llama-3.1-8b
@@ -213,6 +214,7 @@ test('a config that sets every key is read as written', () => {
     weight: 2.5,
     priority: -1,
     max_num_seqs: 128,
+    max_num_batched_tokens: 2048,
     priority_scheduling: 'lower-first',
   });
   assert.equal(c.simulate[0], { model: 'llama-3.1-8b', replicas: 3, speed: 10, flavor: 'sglang', seed: 7, max_num_seqs: 64, num_gpu_blocks: 1000 });

@@ -110,6 +110,7 @@ export interface EndpointConfig {
   readonly weight: number;
   readonly priority: number;
   readonly max_num_seqs?: number;
+  readonly max_num_batched_tokens?: number;
   readonly priority_scheduling?: 'lower-first' | 'higher-first';
 }
 

@@ -21,6 +21,12 @@ export interface EndpointSpec {
    * admission then counts room from it at once, and nothing learnt overrides it.
    */
   batchSize?: number | null;
+  /**
+   * The engine's per-step token budget (`--max-num-batched-tokens` with chunked prefill)
+   * where the config says it; 0: none (every admitted prompt prefilled in one step);
+   * null: unknown. Admission paces lower-band prefills only where the engine does not.
+   */
+  stepBudget?: number | null;
   /** How the engine orders a request's `priority` field, when it runs with a priority policy; null: it does not. */
   enginePriority?: EnginePriority | null;
 }
@@ -30,6 +36,7 @@ export type EnginePriority = 'lower-first' | 'higher-first';
 
 export interface EndpointState extends EndpointSpec {
   batchSize: number | null;
+  stepBudget: number | null;
   enginePriority: EnginePriority | null;
   ready: boolean;
   reason: string | null;
@@ -103,6 +110,7 @@ export class EndpointTable {
       inflightAtLoad: 0,
       inflightLog: new InflightLog(),
       batchSize: spec.batchSize ?? null,
+      stepBudget: spec.stepBudget ?? null,
       enginePriority: spec.enginePriority ?? null,
       batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
@@ -136,6 +144,7 @@ export class EndpointTable {
         e.priority = next.priority;
         e.pool = next.pool;
         e.enginePriority = next.enginePriority ?? null;
+        e.stepBudget = next.stepBudget ?? null;
         if ((next.batchSize ?? null) !== e.batchSize) e.batchCapacity = e.batchSize = next.batchSize ?? null;
         continue;
       }

@@ -21,7 +21,7 @@ export function admitStage(): Stage {
       ctx.permit = null;
       if (!admission) return next();
       // Prefill pacing counts prompt tokens, estimated at four characters a token.
-      const tokens = admission.paces(ctx.band) ? Math.ceil((promptOf(ctx)?.length ?? 0) / 4) : 0;
+      const tokens = admission.paces(ctx.band, Date.now()) ? Math.ceil((promptOf(ctx)?.length ?? 0) / 4) : 0;
       let permit = admission.tryAdmit(ctx.band, Date.now(), tokens);
       if (!permit) {
         if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now(), tokens) });

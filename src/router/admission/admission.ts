@@ -3,8 +3,8 @@ import type { LlmgwError } from '../../errors.js';
 import type { EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { PrefillPacing } from './prefill-pacing.js';
-import { saturation, servingReplicas, type Saturation } from './saturation.js';
+import { needsPacing, PrefillPacing } from './prefill-pacing.js';
+import { saturation, servingPriority, servingReplicas, usable, type Saturation } from './saturation.js';
 
 /** How long after the last first-band request lower bands are still held to the adaptive limit on engines of unknown size. */
 const TOP_BAND_IDLE_MS = 60_000;
@@ -38,9 +38,17 @@ export class Admission {
     this.pacing = new PrefillPacing(cfg.prefill_tokens_per_replica);
   }
 
-  /** Whether requests of `band` are prefill-paced: the caller then passes their estimated prompt tokens. */
-  paces(band: number): boolean {
-    return this.pacing.paces(band);
+  /**
+   * Whether requests of `band` are prefill-paced now: the caller then passes their
+   * estimated prompt tokens. Only while some engine taking traffic does not bound its
+   * steps' prefill itself (`needsPacing`).
+   */
+  paces(band: number, now: number): boolean {
+    if (!this.pacing.paces(band)) return false;
+    const endpoints = this.table.forModel(this.model);
+    const top = servingPriority(endpoints, now);
+    for (const e of endpoints) if (e.priority === top && usable(e, now) && needsPacing(e, this.cfg.prefill_tokens_per_replica)) return true;
+    return false;
   }
 
   /**
@@ -57,7 +65,10 @@ export class Admission {
     return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart, limit: this.limit.limit });
   }
 
-  /** Why a request of `band` with a prompt of `promptTokens` arriving now must queue, or null when it may go. */
+  /**
+   * Why a request of `band` with a prompt of `promptTokens` arriving now must queue, or
+   * null when it may go. `promptTokens`: the tokens to prefill where `paces` says so, else 0.
+   */
   holdReason(band: number, now: number, promptTokens = 0): string | null {
     if (this.queue.waitingAhead(band, now)) return 'requests of its band or above are queued ahead';
     return this.saturated(now, band) ?? this.paceHold(band, promptTokens, now);
@@ -88,7 +99,7 @@ export class Admission {
       const ticket: Ticket = {
         band,
         enqueuedAt: now,
-        promptTokens: this.pacing.paces(band) ? promptTokens : 0,
+        promptTokens,
         settle: (err: LlmgwError | null) => {
           signal.removeEventListener('abort', onAbort);
           if (err) return reject(err);
@@ -103,15 +114,15 @@ export class Admission {
     });
   }
 
-  /** Why pacing holds a lower-band prompt back now, or null. */
+  /** Why pacing holds a lower-band prompt back now, or null. A request not paced has no tokens to count. */
   private paceHold(band: number, promptTokens: number, now: number): string | null {
-    if (!this.pacing.paces(band)) return null;
+    if (promptTokens === 0 || !this.pacing.paces(band)) return null;
     return this.pacing.hold(promptTokens, servingReplicas(this.table.forModel(this.model), now));
   }
 
   /** Counts a paced request's prompt as being prefilled; the tokens its permit gives back at its first token. */
   private startPrefill(band: number, promptTokens: number): number {
-    if (!this.pacing.paces(band)) return 0;
+    if (promptTokens === 0 || !this.pacing.paces(band)) return 0;
     this.pacing.started(promptTokens);
     return promptTokens;
   }
