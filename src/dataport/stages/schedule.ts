@@ -24,7 +24,7 @@ export function scheduleStage(deps: PlanDeps, prefix: PrefixConfig, cpu: CpuRunn
     async run(ctx, next) {
       ctx.prefix = ctx.profile.usesPrefix ? await prefixOf(ctx) : null;
       ctx.session = sessionKey(ctx.req, ctx.body);
-      const plan = new AttemptPlan(deps, ctx.route, ctx.profile, ctx.prefix, ctx.session, ctx.record);
+      const plan = new AttemptPlan(deps, ctx.route, ctx.profile, ctx.prefix, ctx.session, ctx.record, ctx.band === 0);
       ctx.plan = plan;
       try {
         await next();

@@ -38,6 +38,11 @@ export class Admission {
     this.pacing = new PrefillPacing(cfg.prefill_tokens_per_replica);
   }
 
+  /** Requests per replica the lower bands may keep in flight to an engine of unknown size (`adaptive-limit.ts`). */
+  get adaptiveLimit(): number {
+    return this.limit.limit;
+  }
+
   /**
    * Whether requests of `band` are prefill-paced now: the caller then passes their
    * estimated prompt tokens. Only while some engine taking traffic does not bound its
