@@ -90,7 +90,7 @@ export function createDataPort(opts: DataPortOptions): DataPort {
     accountStage(opts.usage, active),
     parseStage(router.max_body_bytes),
     resolveStage({ routes, profiles: opts.profiles, admission: router.admission, names, table: opts.table }),
-    admitStage(),
+    admitStage({ table: opts.table, prefixIndex: opts.prefixIndex, prefix: router.prefix, cpu: opts.cpu }),
     scheduleStage({ table: opts.table, scheduler: opts.scheduler, prefixIndex: opts.prefixIndex, budget, maxAttempts: router.retries.max_attempts }, router.prefix, opts.cpu),
     forwardStage(router),
   ]);
