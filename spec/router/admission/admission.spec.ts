@@ -322,6 +322,29 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
   one.release(now);
 });
 
+test('a paced prompt whose answer is not streamed counts as prefilled once a streamed first token would have come, not until its whole answer', () => {
+  const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const t0 = Date.now();
+  const early = a.tryAdmit(1, t0, 1_500, false)!;
+  assert.match(a.holdReason(1, t0 + 10_000, 1_000) ?? '', /1500 prompt tokens/, 'before any streamed first token: counted until its answer');
+  early.firstToken(t0 + 10_000);
+  assert.is(a.adaptiveLimit, 4, 'an answer not streamed says nothing of the time to first token: the limit did not move');
+  early.release(t0 + 10_000);
+  const streamed = a.tryAdmit(1, t0, 10)!;
+  streamed.firstToken(t0 + 100);
+  streamed.release(t0 + 100);
+  assert.is(a.adaptiveLimit, 5, 'a streamed first token is a sample');
+  const held = a.tryAdmit(1, t0 + 1_000, 500)!;
+  const batch = a.tryAdmit(1, t0 + 1_000, 1_500, false)!;
+  assert.match(a.holdReason(1, t0 + 1_050, 1) ?? '', /2000 prompt tokens/, 'within the streamed time to first token: still being prefilled');
+  assert.match(a.holdReason(1, t0 + 1_100, 1_600) ?? '', /500 prompt tokens/, 'past it: taken as prefilled');
+  batch.firstToken(t0 + 1_500);
+  batch.release(t0 + 1_500);
+  assert.match(a.holdReason(1, t0 + 1_500, 1_600) ?? '', /500 prompt tokens/, 'its answer and end give nothing back twice');
+  held.release(t0 + 1_500);
+});
+
 test('prefill pacing only where an engine does not bound its steps itself: a step budget unknown, absent or above ours', () => {
   const cfg = { ...CFG, prefill_tokens_per_replica: 8_192 };
   const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, stepBudget: 8_192 }));

@@ -34,7 +34,7 @@ export function admitStage(deps: AdmitDeps): Stage {
       ctx.permit = null;
       if (!admission) return next();
       const tokens = admission.paces(ctx.band, Date.now()) ? await tokensToPrefill(ctx, deps) : 0;
-      let permit = admission.tryAdmit(ctx.band, Date.now(), tokens);
+      let permit = admission.tryAdmit(ctx.band, Date.now(), tokens, ctx.stream);
       if (!permit) {
         if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now(), tokens) });
         permit = await queue(ctx, admission, tokens);
@@ -77,7 +77,7 @@ async function queue(ctx: RequestContext, admission: Admission, tokens: number):
   const queuedAt = performance.now();
   let permit: Permit | null;
   try {
-    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens);
+    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens, ctx.stream);
   } catch (err) {
     record.queueMs = performance.now() - queuedAt;
     refuse(ctx, LlmgwError.from(err), null, { 'retry-after': '1' });
