@@ -192,7 +192,7 @@ export class EndpointTable {
       e.queuedScrapes = probe.load.waiting > 0 ? e.queuedScrapes + 1 : 0;
       e.peakRunning = Math.max(e.peakRunning, probe.load.running);
       // A configured batch size is the truth; learning only stands in for one.
-      if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes);
+      if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes, e.peakRunning);
       e.loadError = null;
     } else {
       e.loadError = probe.loadError;
@@ -249,10 +249,13 @@ export class EndpointTable {
 /**
  * The engine's batch capacity, from what it ran while requests waited. One scrape can
  * catch an engine between steps, with new arrivals waiting beside free slots; two in a
- * row that show waiting requests mean it is full. Never below what it was seen running.
+ * row that show waiting requests mean it is full. Never below the most it was seen
+ * running (`peak`): requests also wait beside free slots when a step's token budget is
+ * spent or a cohort of equal answers has just ended, and the admission bench learnt 1–6
+ * for engines of 16 that way, which then held the lower bands to it for good.
  */
-function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: number): number | null {
-  if (queuedScrapes >= 2 && load.running > (known ?? 0)) return load.running;
+function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: number, peak: number): number | null {
+  if (queuedScrapes >= 2 && Math.max(load.running, peak) > (known ?? 0)) return Math.max(load.running, peak);
   if (known !== null && load.running > known) return load.running;
   return known;
 }
