@@ -10,21 +10,31 @@
 //
 // Cells are not tuned until they pass: a ✗ is the finding.
 //
-// Last measured (2 shared cores, load average 3–6 during the runs, so p99s move by 2×
-// between runs), with admission counting what was sent since the scrape, prefill pacing
-// at 8192 tokens per replica and the adaptive limit on engines of unknown size; ×p99
-// platinum-first / bronze-first, bronze vs admission off in brackets:
-//   vllm short                  0.25× (alone p50 687 ms: a noisy baseline) / 19×  (0.27 / 0.44)  ✗
-//   vllm long, no chunking      2.0× / 3.7×   (0.59 / 0.52)  ✗  — was 5.3× / 24× (0.46 / 0.53)
-//   batch 8 mixed               7.7× / 1.2×   (0.53 / 0.41)  ✗ bronze both, ttft platinum first
-//   vllm long, size configured  3.1× / 6.0×   (0.62 / 0.58)  ✗  — was 0.41× / 19× (0.93 / 0.62)
-//   batch 64, size configured   6.4× / 1.7×   (0.39 / 0.39)  ✗  — was 0.25× / 28× (1.7 / 1.9)
-// ("was": the code before, measured at load average up to 18, its alone p99s up to 3 s;
-// the configured cells at 2048 tokens per replica: 1.1× / 2.8× and 4.5× / 5.6×, bronze 0.12–0.20×.)
-// No cell passes. Platinum under a flood is much closer to alone where the engine
-// prefills without a step budget; bronze pays for it: each paced prefill waits for the
-// previous ones' first tokens to come back through the gateway, which on this loaded
-// host takes several engine steps. The other cells were not rerun.
+// Last measured, the whole matrix once (2 shared cores, load average 2–11 during the run:
+// alone p99s moved from 26 ms to 1.5 s between cells, so read ratios as ±2×), with pacing
+// only on engines whose step budget is unknown or absent, a non-streamed prefill counted
+// done at the model's smoothed streamed TTFT, the first band sent where it finds the
+// most free slots and a learnt capacity never below the most seen running. ×p99
+// platinum-first / bronze-first, bronze vs admission off in brackets, capacity mode:
+//   vllm short                     14× / 5.7×   (0.79 / 0.81)  learnt 16 at 3–5 s       ✗ ttft
+//   vllm long                      18× / 3.3×   (0.50 / 0.38)  learnt 4–12 ≠ 16         ✗
+//   vllm long, no chunking         1.2× / 33×   (0.45 / 0.29)  unknown / learnt 3–4     ✗
+//   vllm long, budget 2048         2.1× / 11×   (0.53 / 0.44)  unknown (adaptive)       ✗
+//   live gauges long               1.3× / 4.8×  (0.45 / 0.44)  unknown (adaptive)       ✗ bronze both
+//   sglang lag 500ms long          4.5× / 16×   (0.58 / 0.43)  learnt 16 / unknown      ✗
+//   batch 8 mixed                  3.8× / 4.4×  (0.82 / 0.72)  learnt 7–8               ✗ ttft
+//   batch 64 long varied           4.0× / 21×   (0.49 / 0.31)  learnt 6–16 ≠ 64         ✗
+//   batch 256 varied               2.9× / 13×   (0.13 / 0.06)  bronze lost (headers timeout), as before ✗
+//   vllm long, size configured     8.7× / 6.8×  (0.64 / 0.48)  known, not paced         ✗
+//   batch 64, size configured      3.9× / 12×   (0.84 / 0.68)  known, not paced         ✗ ttft
+// No cell passes. Where the step budget is configured, not pacing gave bronze back its
+// throughput (0.62 / 0.58 → 0.77 / 0.66 and 0.39 → 0.93 / 1.0 in a run of those cells
+// alone) and cost platinum its p99 (3.1× / 6.0× → 6.3× / 6.5×): a prefill-bound engine
+// that spends each step's whole budget on batch prompts makes an interactive request
+// wait for one or two full steps, which no admission rule removes without pacing, i.e.
+// without costing bronze. Learning is the weak spot where the size is not configured:
+// with long steps, requests that arrived during a step read as waiting at every scrape,
+// so two scrapes in a row "queueing" come with running counts far below the batch.
 
 import os from 'node:os';
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
@@ -35,7 +45,7 @@ import { assertAlive, startedAll, stopAll, type Launched } from './load/processe
 import { createRng, type Rng } from './load/rng.js';
 import { distribution, summarize } from './load/stats.js';
 import { ManualClock } from '../src/sim/clock.js';
-import { SimEngine } from '../src/sim/engine.js';
+import { ENGINE_DEFAULTS, SimEngine } from '../src/sim/engine.js';
 
 const MODEL = 'bench-admission';
 /** Platinum offered load, as a share of what the cell's fleet completes per second. */
@@ -71,7 +81,10 @@ interface Cell {
   /** Prompt tokens and max_tokens, each uniform in [min, max]. */
   prompt: readonly [number, number];
   maxTokens: readonly [number, number];
-  /** The engines' batch size is in llmgw's config (`max_num_seqs`), as an operator who read the README gives it. */
+  /**
+   * The engines' batch size and step budget are in llmgw's config (`max_num_seqs`,
+   * `max_num_batched_tokens`), as an operator who read the README gives them.
+   */
   sizeConfigured?: boolean;
 }
 
@@ -191,8 +204,10 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       procs,
     );
     const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url, ...(cell.sizeConfigured ? { maxNumSeqs: cell.sim.maxNumSeqs } : {}) }));
+    // Deep-merged over the endpoints element by element.
+    const budgets = cell.sizeConfigured ? { endpoints: sims.map(() => ({ max_num_batched_tokens: stepBudgetOf(cell.sim) })) } : undefined;
     const config = (enabled: boolean) =>
-      llmgwConfig({ model: MODEL, endpoints, extra: [{ router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } }, extraConfigFromEnv()] });
+      llmgwConfig({ model: MODEL, endpoints, extra: [budgets, { router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } }, extraConfigFromEnv()] });
     const work = new Workload(cell, rng);
     const slots = cell.engines * cell.sim.maxNumSeqs;
 
@@ -260,6 +275,11 @@ function engineCapacity(cell: Cell): number {
   clock.advance(endMs);
   engine.close();
   return done / CAPACITY_SIM_S;
+}
+
+/** The sim's per-step token budget as `max_num_batched_tokens` says it (0: none). */
+function stepBudgetOf(sim: EngineShape): number {
+  return sim.maxNumBatchedTokens ?? Math.max(ENGINE_DEFAULTS.maxNumBatchedTokens, sim.maxNumSeqs);
 }
 
 /** Poisson arrivals at `rate`/s over `ms`. */

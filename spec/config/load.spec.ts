@@ -125,6 +125,7 @@ endpoints:
     weight: 2.5
     priority: -1
     max_num_seqs: 128
+    max_num_batched_tokens: 2048
     priority_scheduling: lower-first
     gpus: 8
 tenancy:
@@ -222,6 +223,7 @@ test('a config that sets every key is read as written', () => {
     weight: 2.5,
     priority: -1,
     max_num_seqs: 128,
+    max_num_batched_tokens: 2048,
     priority_scheduling: 'lower-first',
     gpus: 8,
   });

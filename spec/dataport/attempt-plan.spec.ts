@@ -1,5 +1,7 @@
 import * as assert from 'uvu/assert';
 import { AttemptPlan } from '../../src/dataport/attempt-plan.js';
+import type { AdmissionConfig } from '../../src/config/types.js';
+import { Admission } from '../../src/router/admission/admission.js';
 import type { ModelRoute } from '../../src/dataport/model-routes.js';
 import { LlmgwError } from '../../src/errors.js';
 import type { UsageRecord } from '../../src/messages/accounting.js';
@@ -118,6 +120,44 @@ test('a retry gives its slot back once its answer begins, not when its stream en
   a.done(NOW);
   b.done(NOW);
   assert.equal(budget.inFlight, { requests: 0, retries: 0 });
+});
+
+test('a first-band request goes to the replica with the most room, engines of unknown size counted against admission\'s adaptive limit', () => {
+  const { table, eps } = tableOf(2, (i) => ({ weight: i === 0 ? 100 : 1 }));
+  const prefixIndex = new PrefixIndex(100);
+  const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
+  const cfg: AdmissionConfig = {
+    enabled: true,
+    bands: [
+      { name: 'platinum', queue_limit: 10, queue_timeout_ms: 1_000 },
+      { name: 'bronze', queue_limit: 10, queue_timeout_ms: 1_000 },
+    ],
+    priority_header: true,
+    target_waiting_per_replica: 2,
+    reserved_share: 0,
+    kv_ceiling: 0.9,
+    stale_inflight_per_replica: 8,
+    max_queued: 100,
+    aging_ms: 10_000,
+    prefill_tokens_per_replica: 0,
+  };
+  const admission = new Admission('m', table, cfg, 5_000);
+  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [] }, chain: ['m'], profile, admission };
+  const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
+  const deps = { table, scheduler: new Scheduler(), prefixIndex, budget: new RetryBudget(20, 3), maxAttempts: 3 };
+  // The weight scorer outweighs one request more in flight; the adaptive limit starts at 4.
+  eps[0]!.inflight = 2;
+  eps[1]!.inflight = 1;
+  const pick = (firstBand: boolean): string => {
+    const plan = new AttemptPlan(deps, route, profile, null, null, record, firstBand);
+    const lease = plan.next(NOW)!;
+    lease.release(NOW);
+    plan.done(NOW);
+    return lease.id;
+  };
+  assert.is(admission.adaptiveLimit, 4);
+  assert.is(pick(false), 'e0', 'lower bands: the scorers decide');
+  assert.is(pick(true), 'e1', 'the first band: 3 free of 4, not 2');
 });
 
 test('the budget grows with the requests in flight', () => {

@@ -27,6 +27,8 @@ export interface InProcessPort {
   table: EndpointTable;
   /** Every usage record, in the order requests ended. */
   records: UsageRecord[];
+  /** Admission by model; null when it is off. */
+  admissions: ReadonlyMap<string, Admission> | null;
   close(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ export async function startInProcess(yaml: string, engines: Record<string, Engin
   const prefixIndex = new PrefixIndex(100);
   const records: UsageRecord[] = [];
   const r = config.router;
+  const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
   const port = createDataPort({
     catalog: new Catalog(config.models),
     table,
@@ -75,7 +78,7 @@ export async function startInProcess(yaml: string, engines: Record<string, Engin
     router: r,
     cpu: { run: <R>(_task: string, data: unknown) => Promise.resolve(hashPrefix(data as Parameters<typeof hashPrefix>[0]) as R) },
     usage: (record) => records.push({ ...record }),
-    admissions: r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null,
+    admissions,
   });
   await new Promise<void>((resolve) => port.server.listen(0, '127.0.0.1', resolve));
   return {
@@ -84,6 +87,7 @@ export async function startInProcess(yaml: string, engines: Record<string, Engin
     config,
     table,
     records,
+    admissions,
     async close() {
       port.server.closeAllConnections();
       await new Promise((resolve) => port.server.close(resolve));

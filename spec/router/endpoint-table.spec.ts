@@ -60,6 +60,21 @@ test('an engine back after being down long enough to have restarted has its batc
   await table.close();
 });
 
+test('requests waiting beside free slots do not teach a smaller batch than the engine was seen running', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  const probe = (waiting: number, running: number, at: number) =>
+    table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.3 }, loadError: null });
+  probe(0, 14, 0);
+  // A step's token budget spent on long prompts, or a cohort of equal answers just ended.
+  probe(9, 3, 1_000);
+  probe(7, 2, 2_000);
+  assert.is(e.batchCapacity, 14, 'at least the 14 it ran');
+  probe(4, 16, 3_000);
+  assert.is(e.batchCapacity, 16, 'and more once it runs more');
+  await table.close();
+});
+
 test('a configured batch size is known from the start, and neither scrapes nor a restart override it', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add({ ...spec('a', 1), batchSize: 32 });

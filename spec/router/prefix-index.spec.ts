@@ -15,6 +15,17 @@ test('the blocks matched are the longest served prefix, stopping at the first bl
   assert.equal([...out], [0, 0, 0], 'a chain that differs in its first block matches nothing');
 });
 
+test('served depth: the most leading blocks one of the given endpoints served, for what its cache is expected to hold', () => {
+  const index = new PrefixIndex(1_000);
+  index.record(chain(1, 2, 3, 4), 'a');
+  index.record(chain(1, 2, 9), 'b');
+  const ids = (...xs: string[]) => xs.map((id) => ({ id }));
+  assert.is(index.servedDepth(chain(1, 2, 3, 4, 5), ids('a', 'b')), 4);
+  assert.is(index.servedDepth(chain(1, 2, 3, 4, 5), ids('b')), 2, 'only the endpoints given count');
+  assert.is(index.servedDepth(chain(1, 2, 3), ids('c')), 0, 'none of them served it');
+  assert.is(index.servedDepth(chain(8, 2, 3), ids('a', 'b')), 0, 'a chain that differs in its first block holds nothing');
+});
+
 test('a block remembers its most recent servers, a bounded number of them', () => {
   const index = new PrefixIndex(1_000, 2);
   for (const id of ['a', 'b', 'c']) index.record(chain(1), id);

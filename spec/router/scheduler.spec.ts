@@ -192,6 +192,41 @@ test('chat profile: a conversation stays on the engine holding its history over 
   assert.is(pickTurn2(), 'e0', 'a queue costs more than the history: the conversation moves');
 });
 
+test('the first band goes to the replica with the most free slots by the router\'s own count, whatever the scrape says; prefix affinity decides among equal room', () => {
+  // The scrape is fresh and shows both idle: a flood sent since filled e0 beyond its batch.
+  const { eps } = tableOf(3, () => ({ batchCapacity: 16, load: { waiting: 0, running: 2, kvUsage: 0.1 }, loadAt: NOW, inflightAtLoad: 2 }));
+  const { index, profile } = setup();
+  const s = new Scheduler();
+  const h = hashPrefix({ text: 'shared system prompt and history '.repeat(60), blockChars: 64 });
+  index.record(h, 'e0');
+  eps[0]!.inflight = 15;
+  eps[1]!.inflight = 12;
+  eps[2]!.inflight = 14;
+  assert.is(s.pick(eps, req({ prefix: h }), profile)!.id, 'e0', 'lower bands: the cache wins while the engine is not seen queueing');
+  const first = req({ prefix: h, room: { unknownCapacity: null } });
+  assert.equal([...pickMany(s, eps, profile, 50, first).keys()], ['e1'], 'the first band: where 4 slots are free, not 1 or 2');
+  eps[0]!.inflight = 12;
+  assert.equal([...pickMany(s, eps, profile, 50, first).keys()], ['e0'], 'equal room: the cached prefix decides');
+  eps[0]!.inflight = eps[1]!.inflight = 18;
+  eps[2]!.inflight = 17;
+  assert.equal([...pickMany(s, eps, profile, 50, first).keys()], ['e2'], 'every batch full: where fewest of ours wait');
+});
+
+test('room on engines of unknown size counts against the adaptive limit; with none, room is not compared', () => {
+  const { eps } = tableOf(2, (i) => ({ batchCapacity: i === 0 ? 16 : null }));
+  const { profile } = setup({ session: 1 });
+  const s = new Scheduler();
+  eps[0]!.inflight = 10;
+  eps[1]!.inflight = 6;
+  const toE0 = (r: Partial<RouteRequest>): RouteRequest => {
+    // A session key whose rendezvous hash picks e0, so the scorers alone would send it there.
+    for (let k = 0; ; k++) if (s.pick(eps, req({ session: `s${k}` }), profile)!.id === 'e0') return req({ session: `s${k}`, ...r });
+  };
+  assert.is(s.pick(eps, toE0({ room: { unknownCapacity: 8 } }), profile)!.id, 'e0', '6 free of 16 beat 2 free of an adaptive 8');
+  assert.is(s.pick(eps, toE0({ room: { unknownCapacity: 16 } }), profile)!.id, 'e1', '10 free of an adaptive 16 beat 6 free');
+  assert.is(s.pick(eps, toE0({ room: { unknownCapacity: null } }), profile)!.id, 'e0', 'a capacity unknown: the scorers decide');
+});
+
 test('session affinity is stable per key, spread across keys, and moves only the sessions of a removed endpoint', () => {
   const { eps } = tableOf(4);
   const { profile } = setup({ session: 1 });

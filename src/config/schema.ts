@@ -235,6 +235,10 @@ const endpoint = object(
     },
     gpus: int('GPUs the engine runs on: what a request to a model priced in gpu_seconds is charged for.', 1, { maximum: MAX_PARALLEL, default: 1 }),
     max_num_seqs: int("The engine's batch size (its --max-num-seqs). Set, admission counts free slots from it from the first request on; unset, it is learnt from the engine's queue.", 1),
+    max_num_batched_tokens: int(
+      "The engine's per-step token budget with chunked prefill (its --max-num-batched-tokens); 0: none, chunked prefill is off and every admitted prompt is prefilled in one step. Set to at most router.admission.prefill_tokens_per_replica, the engine bounds each step's prefill itself and admission does not pace the lower bands' prompts to it; unset or 0, it does.",
+      0,
+    ),
     priority_scheduling: str(
       "Set when the engine orders its queue by the request's `priority` field: llmgw then sends the admission band in it. vLLM with --scheduling-policy priority serves lower values first; SGLang with --enable-priority-scheduling serves lower first only with --schedule-low-priority-values-first.",
       { enum: ['lower-first', 'higher-first'] },

@@ -124,6 +124,7 @@ export interface EndpointConfig {
   readonly priority: number;
   readonly gpus: number;
   readonly max_num_seqs?: number;
+  readonly max_num_batched_tokens?: number;
   readonly priority_scheduling?: 'lower-first' | 'higher-first';
 }
 

@@ -53,6 +53,8 @@ export class AttemptPlan {
     private readonly prefix: Float64Array | null,
     private readonly session: string | null,
     private readonly record: UsageRecord,
+    /** Whether the request is of the first admission band: it then goes where it finds the most room. */
+    private readonly firstBand = false,
   ) {
     deps.budget.entered();
   }
@@ -160,6 +162,8 @@ export class AttemptPlan {
   }
 
   private request(model: string, now: number): RouteRequest {
-    return { model, prefix: this.prefix, session: this.session, tried: this.tried, now };
+    // Admission's adaptive limit is the entry model's; a fallback's engines of unknown size are not compared.
+    const room = this.firstBand ? { unknownCapacity: model === this.route.chain[0] ? (this.route.admission?.adaptiveLimit ?? null) : null } : null;
+    return { model, prefix: this.prefix, session: this.session, tried: this.tried, now, room };
   }
 }

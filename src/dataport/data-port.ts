@@ -100,7 +100,7 @@ export function createDataPort(opts: DataPortOptions): DataPort {
     parseStage(router.max_body_bytes),
     resolveStage({ routes, profiles: opts.profiles, admission: router.admission, names, table: opts.table }),
     gate && limitStage({ gate, routes, profiles: opts.profiles, admission: router.admission }),
-    admitStage(),
+    admitStage({ table: opts.table, prefixIndex: opts.prefixIndex, prefix: router.prefix, cpu: opts.cpu }),
     scheduleStage({ table: opts.table, scheduler: opts.scheduler, prefixIndex: opts.prefixIndex, budget, maxAttempts: router.retries.max_attempts }, router.prefix, opts.cpu),
     forwardStage(router, gate),
   ];

@@ -45,6 +45,8 @@ export interface ConfiguredEndpoint extends PlacedEndpoint {
   priority: number;
   pool: string | null;
   enginePriority: 'lower-first' | 'higher-first' | null;
+  /** `max_num_batched_tokens` from the config; 0: none; null or absent: unknown. */
+  stepBudget?: number | null;
 }
 
 /** Protocol of the endpoint registry (main thread): the router's view of every engine. */

@@ -79,6 +79,7 @@ export async function reload(r: Reloadable): Promise<ReloadResult> {
         priority: e.priority,
         pool: e.pool ?? null,
         batchSize: e.max_num_seqs ?? null,
+        stepBudget: e.max_num_batched_tokens ?? null,
         enginePriority: e.priority_scheduling ?? null,
         gpus: e.gpus,
       })),

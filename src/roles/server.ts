@@ -108,7 +108,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     if (config.tenancy) tenancy = await startTenancy(system, config);
     await startSimulatedEngines(system, table, config);
     for (const e of config.endpoints) {
-      table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, enginePriority: e.priority_scheduling ?? null, gpus: e.gpus });
+      table.add({ id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool ?? null, batchSize: e.max_num_seqs ?? null, stepBudget: e.max_num_batched_tokens ?? null, enginePriority: e.priority_scheduling ?? null, gpus: e.gpus });
     }
     await startPollers(system, table.all(), config);
     if (placed.length > 0) await startControlPlane(system, config, placed);
@@ -254,8 +254,8 @@ async function startSimulatedEngines(system: ActorSystem, table: EndpointTable, 
         args: { model: s.model, flavor: s.flavor, speed: s.speed, seed: s.seed + i, maxNumSeqs: s.max_num_seqs, numGpuBlocks: s.num_gpu_blocks },
       });
       const url = await ref.ask({ type: 'address' }, { timeoutMs: 30_000 });
-      // Started here: its batch size is known, not learnt.
-      table.add({ id, url, models: [s.model], weight: 1, priority: 0, pool: null, batchSize: s.max_num_seqs ?? ENGINE_DEFAULTS.maxNumSeqs });
+      // Started here: its batch size and step budget are known, not learnt.
+      table.add({ id, url, models: [s.model], weight: 1, priority: 0, pool: null, batchSize: s.max_num_seqs ?? ENGINE_DEFAULTS.maxNumSeqs, stepBudget: Math.max(ENGINE_DEFAULTS.maxNumBatchedTokens, s.max_num_seqs ?? ENGINE_DEFAULTS.maxNumSeqs) });
       log.info('simulated engine started', { endpoint: id, url });
     }
   }

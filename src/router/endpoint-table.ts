@@ -21,6 +21,12 @@ export interface EndpointSpec {
    * admission then counts room from it at once, and nothing learnt overrides it.
    */
   batchSize?: number | null;
+  /**
+   * The engine's per-step token budget (`--max-num-batched-tokens` with chunked prefill)
+   * where the config says it; 0: none (every admitted prompt prefilled in one step);
+   * null: unknown. Admission paces lower-band prefills only where the engine does not.
+   */
+  stepBudget?: number | null;
   /** How the engine orders a request's `priority` field, when it runs with a priority policy; null: it does not. */
   enginePriority?: EnginePriority | null;
   /** GPUs the engine runs on, for pricing in GPU-seconds; 1 when unset. */
@@ -33,6 +39,7 @@ export type EnginePriority = 'lower-first' | 'higher-first';
 export interface EndpointState extends EndpointSpec {
   batchSize: number | null;
   gpus: number;
+  stepBudget: number | null;
   enginePriority: EnginePriority | null;
   ready: boolean;
   reason: string | null;
@@ -106,6 +113,7 @@ export class EndpointTable {
       inflightAtLoad: 0,
       inflightLog: new InflightLog(),
       batchSize: spec.batchSize ?? null,
+      stepBudget: spec.stepBudget ?? null,
       enginePriority: spec.enginePriority ?? null,
       gpus: spec.gpus ?? 1,
       batchCapacity: spec.batchSize ?? null,
@@ -141,6 +149,7 @@ export class EndpointTable {
         e.pool = next.pool;
         e.enginePriority = next.enginePriority ?? null;
         e.gpus = next.gpus ?? 1;
+        e.stepBudget = next.stepBudget ?? null;
         if ((next.batchSize ?? null) !== e.batchSize) e.batchCapacity = e.batchSize = next.batchSize ?? null;
         continue;
       }
@@ -188,7 +197,7 @@ export class EndpointTable {
       e.queuedScrapes = probe.load.waiting > 0 ? e.queuedScrapes + 1 : 0;
       e.peakRunning = Math.max(e.peakRunning, probe.load.running);
       // A configured batch size is the truth; learning only stands in for one.
-      if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes);
+      if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes, e.peakRunning);
       e.loadError = null;
     } else {
       e.loadError = probe.loadError;
@@ -245,10 +254,13 @@ export class EndpointTable {
 /**
  * The engine's batch capacity, from what it ran while requests waited. One scrape can
  * catch an engine between steps, with new arrivals waiting beside free slots; two in a
- * row that show waiting requests mean it is full. Never below what it was seen running.
+ * row that show waiting requests mean it is full. Never below the most it was seen
+ * running (`peak`): requests also wait beside free slots when a step's token budget is
+ * spent or a cohort of equal answers has just ended, and the admission bench learnt 1–6
+ * for engines of 16 that way, which then held the lower bands to it for good.
  */
-function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: number): number | null {
-  if (queuedScrapes >= 2 && load.running > (known ?? 0)) return load.running;
+function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: number, peak: number): number | null {
+  if (queuedScrapes >= 2 && Math.max(load.running, peak) > (known ?? 0)) return Math.max(load.running, peak);
   if (known !== null && load.running > known) return load.running;
   return known;
 }

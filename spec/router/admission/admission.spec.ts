@@ -290,7 +290,7 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
   const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const now = Date.now();
-  assert.ok(a.paces(1) && !a.paces(0), 'the first band is never paced');
+  assert.ok(a.paces(1, now) && !a.paces(0, now), 'the first band is never paced');
   const first = a.tryAdmit(1, now, 1_500)!;
   const second = a.tryAdmit(1, now, 1_500)!;
   assert.ok(first && second, '3,000 tokens of the 4,000 two replicas allow');
@@ -315,11 +315,69 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
   assert.ok(big, 'a prompt over the whole budget still goes when nothing else is being prefilled');
   big.release(now);
   const off = new Admission('m', table, CFG, STALE);
-  assert.not.ok(off.paces(1), 'a budget of 0: no pacing');
+  assert.not.ok(off.paces(1, now), 'a budget of 0: no pacing');
   eps[1]!.ready = false;
   const one = a.tryAdmit(1, now, 1_500)!;
   assert.match(a.holdReason(1, now, 1_000) ?? '', /budget of 2000/, 'the budget follows the replicas taking traffic');
   one.release(now);
+});
+
+test('a paced prompt whose answer is not streamed counts as prefilled once a streamed first token would have come, not until its whole answer', () => {
+  const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const t0 = Date.now();
+  const early = a.tryAdmit(1, t0, 1_500, false)!;
+  assert.match(a.holdReason(1, t0 + 10_000, 1_000) ?? '', /1500 prompt tokens/, 'before any streamed first token: counted until its answer');
+  early.firstToken(t0 + 10_000);
+  assert.is(a.adaptiveLimit, 4, 'an answer not streamed says nothing of the time to first token: the limit did not move');
+  early.release(t0 + 10_000);
+  const streamed = a.tryAdmit(1, t0, 10)!;
+  streamed.firstToken(t0 + 100);
+  streamed.release(t0 + 100);
+  assert.is(a.adaptiveLimit, 5, 'a streamed first token is a sample');
+  const held = a.tryAdmit(1, t0 + 1_000, 500)!;
+  const batch = a.tryAdmit(1, t0 + 1_000, 1_500, false)!;
+  assert.match(a.holdReason(1, t0 + 1_050, 1) ?? '', /2000 prompt tokens/, 'within the streamed time to first token: still being prefilled');
+  assert.match(a.holdReason(1, t0 + 1_100, 1_600) ?? '', /500 prompt tokens/, 'past it: taken as prefilled');
+  batch.firstToken(t0 + 1_500);
+  batch.release(t0 + 1_500);
+  assert.match(a.holdReason(1, t0 + 1_500, 1_600) ?? '', /500 prompt tokens/, 'its answer and end give nothing back twice');
+  held.release(t0 + 1_500);
+});
+
+test('prefill pacing only where an engine does not bound its steps itself: a step budget unknown, absent or above ours', () => {
+  const cfg = { ...CFG, prefill_tokens_per_replica: 8_192 };
+  const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, stepBudget: 8_192 }));
+  const a = new Admission('m', table, cfg, STALE);
+  const now = Date.now();
+  assert.not.ok(a.paces(1, now), 'both engines chunk their prefill within the budget: not paced');
+  const many = Array.from({ length: 10 }, () => a.tryAdmit(1, now, 0));
+  assert.ok(many.every((p) => p !== null), 'lower-band prompts go without counting prefill');
+  for (const p of many) p!.release(now);
+  eps[1]!.stepBudget = 2_048;
+  assert.not.ok(a.paces(1, now), 'a smaller step budget bounds it more');
+  eps[1]!.stepBudget = 0;
+  assert.ok(a.paces(1, now), 'an engine without chunked prefill prefills all it admits in one step: paced');
+  eps[1]!.stepBudget = 32_768;
+  assert.ok(a.paces(1, now), 'a step budget above ours lets larger waves through: paced');
+  eps[1]!.stepBudget = null;
+  assert.ok(a.paces(1, now), 'unknown: paced');
+  eps[1]!.ready = false;
+  assert.not.ok(a.paces(1, now), 'only the engines taking traffic count');
+  assert.is(a.holdReason(1, now, 0), null);
+});
+
+test('a request not paced holds nothing back, even while a prompt over the whole budget is being prefilled', () => {
+  const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const now = Date.now();
+  const big = a.tryAdmit(1, now, 9_000)!;
+  assert.ok(big);
+  assert.match(a.holdReason(1, now, 10) ?? '', /9000 prompt tokens/);
+  const none = a.tryAdmit(1, now, 0);
+  assert.ok(none, 'no tokens to prefill (an empty or fully cached prompt): not held by pacing');
+  none!.release(now);
+  big.release(now);
 });
 
 test('a client that leaves while queued is removed at once; a timeout rejects with 503', async () => {

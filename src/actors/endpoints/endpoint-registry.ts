@@ -75,7 +75,7 @@ async function replace(s: Pick<EndpointRegistryArgs, 'table' | 'onChange'>, grou
 }
 
 function specOf(e: EndpointState): EndpointSpec {
-  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool, batchSize: e.batchSize, enginePriority: e.enginePriority, gpus: e.gpus };
+  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool, batchSize: e.batchSize, stepBudget: e.stepBudget, enginePriority: e.enginePriority, gpus: e.gpus };
 }
 
 function placedSpec(e: PlacedEndpoint): EndpointSpec {
@@ -83,5 +83,5 @@ function placedSpec(e: PlacedEndpoint): EndpointSpec {
 }
 
 function configuredSpec(e: ConfiguredEndpoint): EndpointSpec {
-  return { ...placedSpec(e), priority: e.priority, pool: e.pool, enginePriority: e.enginePriority };
+  return { ...placedSpec(e), priority: e.priority, pool: e.pool, enginePriority: e.enginePriority, stepBudget: e.stepBudget ?? null };
 }

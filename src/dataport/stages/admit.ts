@@ -1,28 +1,40 @@
+import type { PrefixConfig } from '../../config/types.js';
 import { LlmgwError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import type { Admission, Permit } from '../../router/admission/admission.js';
+import type { EndpointTable } from '../../router/endpoint-table.js';
+import type { PrefixIndex } from '../../router/scheduler/prefix-index.js';
+import type { CpuRunner } from '../../runtime/index.js';
 import type { Stage } from '../pipeline.js';
 import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
 import type { RequestContext } from '../request-context.js';
+import { hashPromptHead } from './schedule.js';
 
 const log = createLogger('dataport');
+
+/** What prefill pacing reads to tell the tokens an engine will prefill from those it holds. */
+export interface AdmitDeps {
+  table: EndpointTable;
+  prefixIndex: PrefixIndex;
+  prefix: PrefixConfig;
+  cpu: CpuRunner;
+}
 
 /**
  * Admission by band (`router/admission`): the request goes at once, or waits in its
  * band's queue until released, shed (429) or timed out (503). Its permit is released
  * when the request ends, whatever the ending.
  */
-export function admitStage(): Stage {
+export function admitStage(deps: AdmitDeps): Stage {
   return {
     name: 'admit',
     async run(ctx, next) {
       const admission = ctx.route.admission;
       ctx.permit = null;
       if (!admission) return next();
-      // Prefill pacing counts prompt tokens, estimated at four characters a token.
-      const tokens = admission.paces(ctx.band) ? Math.ceil((promptOf(ctx)?.length ?? 0) / 4) : 0;
-      let permit = admission.tryAdmit(ctx.band, Date.now(), tokens);
+      const tokens = admission.paces(ctx.band, Date.now()) ? await tokensToPrefill(ctx, deps) : 0;
+      let permit = admission.tryAdmit(ctx.band, Date.now(), tokens, ctx.stream);
       if (!permit) {
         if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now(), tokens) });
         permit = await queue(ctx, admission, tokens);
@@ -39,6 +51,23 @@ export function admitStage(): Stage {
   };
 }
 
+/**
+ * The prompt tokens an engine is expected to prefill, at four characters a token: the
+ * prompt less the head the prefix index says an engine of the model served last, as
+ * its prefix cache holds that. Admission decides before the scheduler picks, so this
+ * trusts the prefix scorer to send the request there; the hashes are kept for it.
+ */
+async function tokensToPrefill(ctx: RequestContext, deps: AdmitDeps): Promise<number> {
+  const text = promptOf(ctx);
+  if (text === null) return 0;
+  let cached = 0;
+  if (ctx.profile.usesPrefix) {
+    ctx.prefix = await hashPromptHead(ctx, deps.prefix, deps.cpu);
+    if (ctx.prefix !== null) cached = deps.prefixIndex.servedDepth(ctx.prefix, deps.table.forModel(ctx.route.chain[0]!)) * deps.prefix.block_chars;
+  }
+  return Math.ceil(Math.max(0, text.length - cached) / 4);
+}
+
 /** Waits in the admission queue; the permit when released, null when the request was answered (shed, timed out) or its client left. */
 async function queue(ctx: RequestContext, admission: Admission, tokens: number): Promise<Permit | null> {
   const { res, record } = ctx;
@@ -48,7 +77,7 @@ async function queue(ctx: RequestContext, admission: Admission, tokens: number):
   const queuedAt = performance.now();
   let permit: Permit | null;
   try {
-    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens);
+    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens, ctx.stream);
   } catch (err) {
     record.queueMs = performance.now() - queuedAt;
     refuse(ctx, LlmgwError.from(err), null, { 'retry-after': '1' });

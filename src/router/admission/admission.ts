@@ -3,11 +3,13 @@ import type { LlmgwError } from '../../errors.js';
 import type { EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { PrefillPacing } from './prefill-pacing.js';
-import { saturation, servingReplicas, type Saturation } from './saturation.js';
+import { needsPacing, PrefillPacing } from './prefill-pacing.js';
+import { saturation, servingPriority, servingReplicas, usable, type Saturation } from './saturation.js';
 
 /** How long after the last first-band request lower bands are still held to the adaptive limit on engines of unknown size. */
 const TOP_BAND_IDLE_MS = 60_000;
+/** Weight of each new sample in the smoothed time from admission to a streamed first token. */
+const TTFT_SMOOTHING = 0.2;
 
 /**
  * Admission control for one model. The data port asks `tryAdmit` on every request: when
@@ -27,6 +29,15 @@ export class Admission {
   private readonly pacing: PrefillPacing;
   /** Lower bands' limit on engines of unknown size, from the first tokens of the requests admitted. */
   private readonly limit = new AdaptiveLimit();
+  /** Admission to a streamed first token, smoothed (ms); null until one was seen. */
+  private streamedTtftMs: number | null = null;
+  /**
+   * Paced requests whose answer is not streamed, in admission order, with when their
+   * prefill is taken as done. Their first token is not seen before the whole answer
+   * (a batch job's usual shape): counting their prompt until then held bronze to a few
+   * requests per replica, as many decode steps as its answer takes past its prefill.
+   */
+  private readonly unseen: { permit: Permit; doneAt: number }[] = [];
 
   constructor(
     readonly model: string,
@@ -38,9 +49,22 @@ export class Admission {
     this.pacing = new PrefillPacing(cfg.prefill_tokens_per_replica);
   }
 
-  /** Whether requests of `band` are prefill-paced: the caller then passes their estimated prompt tokens. */
-  paces(band: number): boolean {
-    return this.pacing.paces(band);
+  /** Requests per replica the lower bands may keep in flight to an engine of unknown size (`adaptive-limit.ts`). */
+  get adaptiveLimit(): number {
+    return this.limit.limit;
+  }
+
+  /**
+   * Whether requests of `band` are prefill-paced now: the caller then passes their
+   * estimated prompt tokens. Only while some engine taking traffic does not bound its
+   * steps' prefill itself (`needsPacing`).
+   */
+  paces(band: number, now: number): boolean {
+    if (!this.pacing.paces(band)) return false;
+    const endpoints = this.table.forModel(this.model);
+    const top = servingPriority(endpoints, now);
+    for (const e of endpoints) if (e.priority === top && usable(e, now) && needsPacing(e, this.cfg.prefill_tokens_per_replica)) return true;
+    return false;
   }
 
   /**
@@ -57,7 +81,10 @@ export class Admission {
     return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart, limit: this.limit.limit });
   }
 
-  /** Why a request of `band` with a prompt of `promptTokens` arriving now must queue, or null when it may go. */
+  /**
+   * Why a request of `band` with a prompt of `promptTokens` arriving now must queue, or
+   * null when it may go. `promptTokens`: the tokens to prefill where `paces` says so, else 0.
+   */
   holdReason(band: number, now: number, promptTokens = 0): string | null {
     if (this.queue.waitingAhead(band, now)) return 'requests of its band or above are queued ahead';
     return this.saturated(now, band) ?? this.paceHold(band, promptTokens, now);
@@ -65,13 +92,14 @@ export class Admission {
 
   /**
    * A permit when the request may go now, else null (it must `wait`). The permit holds
-   * the request's share of capacity until released.
+   * the request's share of capacity until released. `streamed`: whether its answer is
+   * streamed, so that its first token is seen when it comes.
    */
-  tryAdmit(band: number, now: number, promptTokens = 0): Permit | null {
+  tryAdmit(band: number, now: number, promptTokens = 0, streamed = true): Permit | null {
     if (this.holdReason(band, now, promptTokens) !== null) return null;
     this.queue.admittedDirectly(band);
     if (band === 0) this.admittedTop(now);
-    return new Permit(this, band, false, now, this.startPrefill(band, promptTokens));
+    return this.permit(band, false, now, promptTokens, streamed);
   }
 
   /**
@@ -80,7 +108,7 @@ export class Admission {
    * LLMGW_QUEUE_FULL or LLMGW_QUEUE_TIMEOUT. A released request counts as load in
    * transit until its permit says it was `dispatched` (or is released).
    */
-  wait(band: number, now: number, signal: AbortSignal, promptTokens = 0): Promise<Permit | null> {
+  wait(band: number, now: number, signal: AbortSignal, promptTokens = 0, streamed = true): Promise<Permit | null> {
     return new Promise<Permit | null>((resolve, reject) => {
       const onAbort = (): void => {
         if (this.queue.cancel(ticket)) resolve(null);
@@ -88,14 +116,14 @@ export class Admission {
       const ticket: Ticket = {
         band,
         enqueuedAt: now,
-        promptTokens: this.pacing.paces(band) ? promptTokens : 0,
+        promptTokens,
         settle: (err: LlmgwError | null) => {
           signal.removeEventListener('abort', onAbort);
           if (err) return reject(err);
           this.inTransit++;
           const at = Date.now();
           if (band === 0) this.admittedTop(at);
-          resolve(new Permit(this, band, true, at, this.startPrefill(band, promptTokens)));
+          resolve(this.permit(band, true, at, promptTokens, streamed));
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -103,15 +131,30 @@ export class Admission {
     });
   }
 
-  /** Why pacing holds a lower-band prompt back now, or null. */
+  private permit(band: number, queued: boolean, now: number, promptTokens: number, streamed: boolean): Permit {
+    const permit = new Permit(this, band, queued, now, this.startPrefill(band, promptTokens), streamed);
+    // Not streamed: its prefill is taken as done when a streamed one's would be. Before
+    // any was seen, it counts until its answer, which is then its first token.
+    if (!streamed && permit.prefillTokens > 0 && this.streamedTtftMs !== null) this.unseen.push({ permit, doneAt: now + this.streamedTtftMs });
+    return permit;
+  }
+
+  /** Gives back the prompt tokens of non-streamed requests whose prefill is taken as done by now. */
+  private expireUnseen(now: number): void {
+    const unseen = this.unseen;
+    while (unseen.length > 0 && unseen[0]!.doneAt <= now) this.pacing.prefilled(unseen.shift()!.permit.takePrefill());
+  }
+
+  /** Why pacing holds a lower-band prompt back now, or null. A request not paced has no tokens to count. */
   private paceHold(band: number, promptTokens: number, now: number): string | null {
-    if (!this.pacing.paces(band)) return null;
+    if (promptTokens === 0 || !this.pacing.paces(band)) return null;
+    this.expireUnseen(now);
     return this.pacing.hold(promptTokens, servingReplicas(this.table.forModel(this.model), now));
   }
 
   /** Counts a paced request's prompt as being prefilled; the tokens its permit gives back at its first token. */
   private startPrefill(band: number, promptTokens: number): number {
-    if (!this.pacing.paces(band)) return 0;
+    if (promptTokens === 0 || !this.pacing.paces(band)) return 0;
     this.pacing.started(promptTokens);
     return promptTokens;
   }
@@ -126,9 +169,11 @@ export class Admission {
     if (this.inTransit > 0) this.inTransit--;
   }
 
-  /** @internal Permit: a request admitted at `admittedAt` had its first token now. */
+  /** @internal Permit: a streamed request admitted at `admittedAt` had its first token now. */
   firstToken(admittedAt: number, now: number): void {
-    this.limit.sample(now - admittedAt, admittedAt, now);
+    const ttft = now - admittedAt;
+    this.limit.sample(ttft, admittedAt, now);
+    this.streamedTtftMs = this.streamedTtftMs === null ? ttft : this.streamedTtftMs + (ttft - this.streamedTtftMs) * TTFT_SMOOTHING;
   }
 
   /** @internal Permit: a paced request reached its first token (or ended before it): the next prefill may go. */
@@ -145,6 +190,7 @@ export class Admission {
 
   /** Releases queued requests while there is room; expires those past their timeout. */
   release(now: number): void {
+    this.expireUnseen(now);
     if (this.queue.length === 0) return;
     this.queue.expire(now);
     for (let band = this.queue.nextBand(now); band !== -1 && this.releasable(band, now); band = this.queue.nextBand(now)) {
@@ -162,8 +208,9 @@ export class Admission {
  * One admitted request's share of a model's capacity: the only handle on admission's
  * bookkeeping, so it cannot be left unbalanced. `dispatched` once the request counts in
  * an endpoint's in-flight (a request released from the queue is load in transit until
- * then); `firstToken` when its first token arrives (a paced prefill is done); `release`
- * when it ends, whatever the ending. All are idempotent.
+ * then); `firstToken` when its first token arrives (a paced prefill is done; for an
+ * answer not streamed, when the whole answer does, so it says nothing of the engine's
+ * time to first token); `release` when it ends, whatever the ending. All are idempotent.
  */
 export class Permit {
   private inTransit: boolean;
@@ -177,8 +224,21 @@ export class Permit {
     private readonly admittedAt: number,
     /** Prompt tokens counted as being prefilled until the first token; 0 when not paced. */
     private prefilling: number,
+    private readonly streamed: boolean,
   ) {
     this.inTransit = queued;
+  }
+
+  /** Prompt tokens still counted as being prefilled. */
+  get prefillTokens(): number {
+    return this.prefilling;
+  }
+
+  /** @internal Admission: the prefill is taken as done; the tokens it counted, to give back. */
+  takePrefill(): number {
+    const tokens = this.prefilling;
+    this.prefilling = 0;
+    return tokens;
   }
 
   dispatched(): void {
@@ -190,21 +250,16 @@ export class Permit {
   firstToken(now: number): void {
     if (this.answered) return;
     this.answered = true;
-    this.admission.firstToken(this.admittedAt, now);
+    if (this.streamed) this.admission.firstToken(this.admittedAt, now);
     if (this.prefilling === 0) return;
-    const tokens = this.prefilling;
-    this.prefilling = 0;
-    this.admission.prefilled(tokens, now);
+    this.admission.prefilled(this.takePrefill(), now);
   }
 
   release(now: number): void {
     if (this.released) return;
     this.released = true;
     this.dispatched();
-    if (this.prefilling > 0) {
-      this.admission.prefilled(this.prefilling, now);
-      this.prefilling = 0;
-    }
+    if (this.prefilling > 0) this.admission.prefilled(this.takePrefill(), now);
     this.admission.finished(this.band, now);
   }
 }

@@ -1,3 +1,5 @@
+import type { EndpointState } from '../endpoint-table.js';
+
 /**
  * Prefill pacing for the bands below the first. A free batch slot is not a short step:
  * an engine admits what waits and prefills it in the next step, in one go where it has
@@ -11,6 +13,11 @@
  * Counted per model against the budget times the replicas taking traffic, as admission
  * decides before the scheduler picks a replica. A prompt larger than the whole budget
  * still goes when nothing else of the lower bands is being prefilled.
+ *
+ * Only where some engine needs it (`needsPacing`): an engine whose own per-step budget
+ * is known and within ours already bounds each step's prefill, and pacing it as well
+ * cost bronze 30–60 % of its throughput in the admission bench, each paced prefill
+ * waiting for earlier first tokens to travel back through the gateway.
  */
 export class PrefillPacing {
   /** Prompt tokens of lower-band requests admitted and not yet at their first token. */
@@ -42,4 +49,13 @@ export class PrefillPacing {
   prefilled(tokens: number): void {
     this.tokens = Math.max(0, this.tokens - tokens);
   }
+}
+
+/**
+ * Whether admission paces lower-band prefills to `e`: its per-step token budget is
+ * unknown, absent (chunked prefill off: all it admits is prefilled in one step) or above
+ * `perReplica`.
+ */
+export function needsPacing(e: EndpointState, perReplica: number): boolean {
+  return e.stepBudget === null || e.stepBudget === 0 || e.stepBudget > perReplica;
 }

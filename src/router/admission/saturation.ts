@@ -52,8 +52,7 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
   // Only the highest usable priority takes traffic (the scheduler keeps lower ones as
   // spares), so only its room counts: a spare's free slots would admit requests the
   // scheduler then queues on the busy tier.
-  let top = -Infinity;
-  for (const e of endpoints) if (e.priority > top && usable(e, now)) top = e.priority;
+  const top = servingPriority(endpoints, now);
   for (const e of endpoints) {
     if (e.priority !== top || !usable(e, now)) continue;
     replicas++;
@@ -100,7 +99,15 @@ export function servingReplicas(endpoints: readonly EndpointState[], now: number
   return n;
 }
 
-function usable(e: EndpointState, now: number): boolean {
+/** The priority of the replicas taking traffic now: the highest usable one (-Infinity: none). */
+export function servingPriority(endpoints: readonly EndpointState[], now: number): number {
+  let top = -Infinity;
+  for (const e of endpoints) if (e.priority > top && usable(e, now)) top = e.priority;
+  return top;
+}
+
+/** Whether `e` may take requests now. */
+export function usable(e: EndpointState, now: number): boolean {
   return e.ready && !e.draining && e.health.blocked(now) === null;
 }
 

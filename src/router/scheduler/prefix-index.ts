@@ -55,6 +55,20 @@ export class PrefixIndex {
     }
   }
 
+  /**
+   * How many leading blocks of `hashes` one of `endpoints` served last: the head an
+   * engine is expected to hold in its prefix cache, for admission's prefill pacing.
+   */
+  servedDepth(hashes: Float64Array, endpoints: readonly { readonly id: string }[]): number {
+    let depth = 0;
+    for (let b = 0; b < hashes.length; b++) {
+      const served = this.get(hashes[b]!);
+      if (served === undefined || !endpoints.some((e) => served.includes(e.id))) break;
+      depth = b + 1;
+    }
+    return depth;
+  }
+
   /** `id` served the prompt whose block chain is `hashes`. */
   record(hashes: Float64Array, id: string): void {
     for (let b = 0; b < hashes.length; b++) {

@@ -1,5 +1,6 @@
 import type { EndpointState } from '../endpoint-table.js';
 import { FILTERS } from './filters.js';
+import { keepMostRoom } from './most-room.js';
 import type { Filter, Profile, RouteRequest } from './types.js';
 
 export interface Rejection {
@@ -14,6 +15,7 @@ export interface Rejection {
  *
  * - Filters drop endpoints that must not take the request.
  * - Of the survivors only the highest `priority` stays: lower ones are spare capacity.
+ * - For a first-band request, only those with the most free batch slots stay (`most-room.ts`).
  * - Each scorer of the profile scores every candidate 0–1; the weighted sum ranks them.
  * - The best wins; ties are broken at random so equal endpoints share the load instead
  *   of the first in the list taking all of it.
@@ -43,6 +45,7 @@ export class Scheduler {
       }
       if (e.priority === top) cands.push(e);
     }
+    if (req.room) keepMostRoom(cands, req.room);
     const n = cands.length;
     if (n === 0) return null;
     this.lastProfile = null;

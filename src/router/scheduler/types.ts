@@ -13,6 +13,13 @@ export interface RouteRequest {
   readonly tried: readonly EndpointState[];
   /** Wall-clock ms; scraped loads older than `staleAfterMs` are not trusted. */
   readonly now: number;
+  /** Set for a request of the first admission band: it goes to a replica with the most free batch slots (`most-room.ts`). */
+  readonly room?: RoomQuery | null;
+}
+
+export interface RoomQuery {
+  /** Batch slots assumed per replica whose capacity is neither configured nor learnt (admission's adaptive limit); null: none. */
+  readonly unknownCapacity: number | null;
 }
 
 /** Removes endpoints that must not take the request; says why in an operator's words. */

@@ -1,0 +1,32 @@
+import type { EndpointState } from '../endpoint-table.js';
+import type { RoomQuery } from './types.js';
+
+/**
+ * Free batch slots on `e` by the router's own in-flight count, which is always current,
+ * against its batch capacity (configured or learnt), else `unknownCapacity`; null when
+ * neither is known. Negative: that many of ours wait inside the engine.
+ */
+export function freeSlots(e: EndpointState, unknownCapacity: number | null): number | null {
+  const capacity = e.batchCapacity ?? unknownCapacity;
+  return capacity === null ? null : capacity - e.inflight;
+}
+
+/**
+ * Keeps, in place, only the candidates with the most free slots, so that a first-band
+ * request goes where it waits least: into a free slot of the next step, not behind a
+ * full batch. A scrape is up to a poll interval old and a flood fills an engine within
+ * one, so the scraped queue cannot tell. The scorers then rank those left (prefix
+ * affinity among replicas of equal room). Leaves them all when some capacity is unknown:
+ * room cannot be compared then.
+ */
+export function keepMostRoom(candidates: EndpointState[], room: RoomQuery): void {
+  let most = -Infinity;
+  for (const e of candidates) {
+    const free = freeSlots(e, room.unknownCapacity);
+    if (free === null) return;
+    if (free > most) most = free;
+  }
+  let kept = 0;
+  for (const e of candidates) if (freeSlots(e, room.unknownCapacity) === most) candidates[kept++] = e;
+  candidates.length = kept;
+}
