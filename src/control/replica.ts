@@ -107,10 +107,21 @@ export function shardSpecs(model: PlacedModel, profile: PlacedProfile, p: Replic
 
 /** `--max-num-seqs N` (or `=N`) in the profile's args: the batch size the router need not learn. */
 export function batchSizeOf(args: readonly string[]): number | null {
+  const n = wholeArg(args, '--max-num-seqs');
+  return n !== null && n > 0 ? n : null;
+}
+
+/** The per-step token budget a profile's engine args set (`--max-num-batched-tokens`), or null: unknown. */
+export function stepBudgetOf(args: readonly string[]): number | null {
+  return wholeArg(args, '--max-num-batched-tokens');
+}
+
+/** The whole number an engine flag is given (`--flag N` or `--flag=N`), or null. */
+function wholeArg(args: readonly string[], flag: string): number | null {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const v = a === '--max-num-seqs' ? args[i + 1] : a.startsWith('--max-num-seqs=') ? a.slice('--max-num-seqs='.length) : undefined;
-    if (v !== undefined && /^\d+$/.test(v) && Number(v) > 0) return Number(v);
+    const v = a === flag ? args[i + 1] : a.startsWith(`${flag}=`) ? a.slice(flag.length + 1) : undefined;
+    if (v !== undefined && /^\d+$/.test(v)) return Number(v);
   }
   return null;
 }
@@ -119,5 +130,5 @@ export function batchSizeOf(args: readonly string[]): number | null {
 export function endpointOf(model: PlacedModel, profile: PlacedProfile | undefined, spec: ShardSpec, id: string): PlacedEndpoint {
   const host = spec.httpHost && spec.httpHost !== '0.0.0.0' ? spec.httpHost : (spec.nodeIp ?? '127.0.0.1');
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${spec.httpPort}`;
-  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(spec.extraArgs ?? []), gpus: spec.tp * spec.pp };
+  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(spec.extraArgs ?? []), stepBudget: stepBudgetOf(spec.extraArgs ?? []), gpus: spec.tp * spec.pp };
 }

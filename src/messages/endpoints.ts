@@ -38,6 +38,8 @@ export interface PlacedEndpoint {
   batchSize: number | null;
   /** GPUs the replica runs on (tp × pp), for pricing in GPU-seconds. */
   gpus: number;
+  /** The per-step token budget (`max_num_batched_tokens`, from the config or the profile's engine args); 0: none; null or absent: unknown. */
+  stepBudget?: number | null;
 }
 
 /** An endpoint of the config's static list, as a reload hands it over. */
@@ -45,8 +47,6 @@ export interface ConfiguredEndpoint extends PlacedEndpoint {
   priority: number;
   pool: string | null;
   enginePriority: 'lower-first' | 'higher-first' | null;
-  /** `max_num_batched_tokens` from the config; 0: none; null or absent: unknown. */
-  stepBudget?: number | null;
 }
 
 /** Protocol of the endpoint registry (main thread): the router's view of every engine. */

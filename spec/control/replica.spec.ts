@@ -1,0 +1,23 @@
+// What the router learns of a placed replica from its profile's engine args: the batch
+// size and the per-step token budget admission paces by, and the GPUs it is priced on.
+import { test } from '../support/uvu.js';
+import * as assert from 'uvu/assert';
+import { batchSizeOf, stepBudgetOf } from '../../src/control/replica.js';
+
+test('the batch size from --max-num-seqs, either spelling; absent or nonsense is unknown', () => {
+  assert.is(batchSizeOf(['--max-num-seqs', '64']), 64);
+  assert.is(batchSizeOf(['--dtype', 'auto', '--max-num-seqs=128']), 128);
+  assert.is(batchSizeOf([]), null);
+  assert.is(batchSizeOf(['--max-num-seqs', '0']), null);
+  assert.is(batchSizeOf(['--max-num-seqs', 'lots']), null);
+  assert.is(batchSizeOf(['--max-num-seqs']), null);
+});
+
+test('the step budget from --max-num-batched-tokens, either spelling; absent is unknown', () => {
+  assert.is(stepBudgetOf(['--max-num-batched-tokens', '2048']), 2048);
+  assert.is(stepBudgetOf(['--max-num-seqs', '8', '--max-num-batched-tokens=8192']), 8192);
+  assert.is(stepBudgetOf(['--max-num-seqs', '8']), null);
+  assert.is(stepBudgetOf(['--max-num-batched-tokens', '-1']), null);
+});
+
+test.run();
