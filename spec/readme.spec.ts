@@ -2,7 +2,9 @@
 // them first, so one that fails is the first thing they meet. Commands are taken from
 // the README itself (```sh blocks, and inline code that starts with `npx llmgw` or
 // `curl`); the few that cannot run here are listed below with the reason, so a new
-// command is either run by this spec or consciously left out.
+// command is either run by this spec or consciously left out. The tenancy section's
+// commands build on each other (the key needs its project), so they run in the README's
+// order, against a second server started as that section says.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
