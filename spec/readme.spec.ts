@@ -2,11 +2,16 @@
 // them first, so one that fails is the first thing they meet. Commands are taken from
 // the README itself (```sh blocks, and inline code that starts with `npx llmgw` or
 // `curl`); the few that cannot run here are listed below with the reason, so a new
-// command is either run by this spec or consciously left out.
+// command is either run by this spec or consciously left out. The tenancy section's
+// commands build on each other (the key needs its project), so they run in the README's
+// order, against a second server started as that section says.
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
 import * as assert from 'uvu/assert';
 import { until } from './support/until.js';
 import { suite } from './support/uvu.js';
@@ -38,11 +43,16 @@ const FILLED: Record<string, string> = {
   'npx llmgw ctl explain-placement MODEL': 'npx llmgw ctl explain-placement llmgw-sim',
 };
 
-function commands(): string[] {
+/** The README's commands in the order it shows them: ```sh blocks first, then inline code. */
+function commandsInOrder(): string[] {
   const found = new Set<string>();
   for (const [, block] of README.matchAll(/```sh\n([\s\S]*?)```/g)) for (const line of block!.split('\n')) if (line.trim() !== '') found.add(line.trim());
   for (const [, span] of README.matchAll(/`([^`\n]+)`/g)) if (span!.startsWith('npx llmgw') || span!.startsWith('curl ')) found.add(span!);
-  return [...found].sort();
+  return [...found];
+}
+
+function commands(): string[] {
+  return commandsInOrder().sort();
 }
 
 function groupAlive(pgid: number): boolean {
@@ -76,8 +86,10 @@ function sh(line: string, env: Record<string, string> = {}): Promise<Ran> {
 function start(line: string, ready: RegExp, env: Record<string, string>): Promise<{ match: RegExpMatchArray; stop: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
     // In its own process group, signalled as a whole as a terminal's Ctrl-C would be:
-    // npx does not pass a signal on to the llmgw it started.
-    const child = spawn('sh', ['-c', `exec ${line}`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // npx does not pass a signal on to the llmgw it started. Leading VAR=value words
+    // go before `exec`, which passes them on.
+    const [, assignments, rest] = line.match(/^((?:\w+=\S+ )*)(.*)$/)!;
+    const child = spawn('sh', ['-c', `${assignments}exec ${rest}`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     let err = '';
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -113,13 +125,25 @@ test('every command is run here or named with the reason it is not', () => {
   assert.equal(gone, [], 'commands named here that the README no longer shows');
 });
 
+interface Ctx {
+  data: string;
+  admin: string;
+  /** With tenancy on: the key the README's `keys create` made, once it has run. */
+  key?: { id: string; key: string; prefix: string };
+}
+
 interface Runner {
   match: (cmd: string) => boolean;
-  run: (cmd: string, ctx: { data: string; admin: string }) => Promise<void>;
+  run: (cmd: string, ctx: Ctx) => Promise<void>;
+  /** Run against the server started with tenancy on, in the README's order (each builds on the one before). */
+  tenancy?: true;
 }
 
 const oneShot = (check: (r: Ran) => void): Runner['run'] => async (cmd, ctx) => {
-  const line = (FILLED[cmd] ?? cmd).replaceAll('localhost:4000', ctx.data).replaceAll('127.0.0.1:4000', ctx.data);
+  const line = (FILLED[cmd] ?? cmd)
+    .replaceAll('localhost:4000', ctx.data)
+    .replaceAll('127.0.0.1:4000', ctx.data)
+    .replaceAll('KEY_ID', ctx.key?.id ?? 'KEY_ID');
   const r = await sh(line, { LLMGW_ADMIN: `http://${ctx.admin}` });
   assert.is(r.code, 0, `${line}\n${r.stdout}\n${r.stderr}`);
   check(r);
@@ -188,21 +212,113 @@ const RUNNERS: Runner[] = [
   },
   // Started by the test below; every other command runs against it.
   { match: (c) => c === 'npx llmgw run --role=server', run: async () => {} },
+  ...tenancyRunners(),
 ];
+
+const TENANCY_SERVER = 'LLMGW_TENANCY__STORE=llmgw.db npx llmgw run --role=server';
+
+/** The tenancy section's commands, each checked for what the README says it does. */
+function tenancyRunners(): Runner[] {
+  const t = (match: (c: string) => boolean, run: Runner['run']): Runner => ({ match, run, tenancy: true });
+  return [
+    // Started by the tenancy test, on a store in a temporary folder.
+    t((c) => c === TENANCY_SERVER, async () => {}),
+    t((c) => c === 'npx llmgw ctl orgs create acme', oneShot((r) => assert.match(r.stdout, /^org_\w+\s+acme\s/m))),
+    t((c) => c === 'npx llmgw ctl teams create ml --org acme', oneShot((r) => assert.match(r.stdout, /^team_\w+\s+ml\s+org_/m))),
+    t((c) => c === 'npx llmgw ctl projects create chat --team ml', oneShot((r) => assert.match(r.stdout, /^proj_\w+\s+chat\s+team_/m))),
+    t(
+      (c) => c.startsWith('npx llmgw ctl keys create --project chat') && c.endsWith('--json'),
+      async (cmd, ctx) => {
+        await oneShot((r) => (ctx.key = JSON.parse(r.stdout) as Ctx['key']))(cmd, ctx);
+        assert.match(ctx.key!.key, /^sk-llmgw-[0-9A-Za-z]{40,}$/);
+        assert.ok(ctx.key!.key.startsWith(ctx.key!.prefix));
+        // Without it: 401 invalid_api_key; with it, through the SDK as the README shows.
+        const anonymous = await fetch(`http://${ctx.data}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'sim', messages: [{ role: 'user', content: 'hi' }] }) });
+        assert.is(anonymous.status, 401);
+        assert.is(((await anonymous.json()) as { error: { code: string } }).error.code, 'invalid_api_key');
+        const reply = await sdk(ctx, ctx.key!.key).chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 4 });
+        assert.ok(reply.choices[0]!.message.content);
+      },
+    ),
+    t((c) => c.startsWith('npx llmgw ctl limits set --org acme '), oneShot((r) => assert.match(r.stdout, /^org\s+org_\w+\s+600\s+200000\s+5000000\/month/m))),
+    t(
+      (c) => c.startsWith('npx llmgw ctl limits set --project chat '),
+      async (cmd, ctx) => {
+        await oneShot((r) => assert.match(r.stdout, /^project\s+proj_\w+\s+60\s.*llmgw-sim\s+silver\s+chat/m))(cmd, ctx);
+        // The most restrictive along the chain: the project's 60 requests a minute, not the org's 600.
+        const res = await fetch(`http://${ctx.data}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ctx.key!.key}` },
+          body: JSON.stringify({ model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+        });
+        assert.is(res.status, 200, await res.clone().text());
+        assert.is(res.headers.get('x-ratelimit-limit-requests'), '60');
+        assert.is(res.headers.get('x-ratelimit-limit-tokens'), '200000');
+      },
+    ),
+    t((c) => c === 'npx llmgw ctl limits show', oneShot((r) => assert.equal(r.stdout.split('\n').filter((l) => /^(org|project)\s/.test(l)).length, 2, r.stdout))),
+    t(
+      (c) => c === 'npx llmgw ctl usage',
+      // Both requests the key made so far, recorded by the time the command answers.
+      oneShot((r) => assert.match(r.stdout, /^key_\w+\s+laptop\s+2\s/m, r.stdout)),
+    ),
+    t(
+      (c) => c === 'npx llmgw ctl usage --by model --json',
+      oneShot((r) => {
+        const row = (JSON.parse(r.stdout) as { id: string; requests: number; promptTokens: number; completionTokens: number }[]).find((u) => u.id === 'llmgw-sim');
+        assert.is(row?.requests, 2, r.stdout);
+        assert.ok(row!.promptTokens > 0 && row!.completionTokens > 0, r.stdout);
+      }),
+    ),
+    t(
+      (c) => c === 'npx llmgw ctl audit',
+      oneShot((r) => {
+        for (const action of ['org.create', 'team.create', 'project.create', 'key.create', 'limits.set']) assert.match(r.stdout, new RegExp(`\\s${action.replace('.', '\\.')}\\s`), action);
+      }),
+    ),
+    t((c) => c === 'npx llmgw ctl keys list', async (cmd, ctx) => oneShot((r) => assert.match(r.stdout, new RegExp(`${ctx.key!.prefix}.*active`)))(cmd, ctx)),
+    t(
+      (c) => c === 'npx llmgw ctl keys rotate KEY_ID',
+      async (cmd, ctx) => {
+        let issued = '';
+        await oneShot((r) => (issued = r.stdout))(cmd, ctx);
+        const fresh = issued.match(/sk-llmgw-[0-9A-Za-z]{40,}/)?.[0];
+        assert.ok(fresh && fresh !== ctx.key!.key, issued);
+        // Both work: the new key, and the old one for its grace period.
+        for (const key of [fresh, ctx.key!.key]) await sdk(ctx, key).chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+      },
+    ),
+    t(
+      (c) => c === 'npx llmgw ctl keys revoke KEY_ID',
+      async (cmd, ctx) => {
+        await oneShot((r) => assert.match(r.stdout, /revoked/))(cmd, ctx);
+        const err = await sdk(ctx, ctx.key!.key)
+          .chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 })
+          .then(() => null, (e: unknown) => e);
+        assert.instance(err, OpenAI.AuthenticationError);
+      },
+    ),
+  ];
+}
+
+/** The OpenAI SDK pointed at the data port with `apiKey`, as the README sets it up; no retries, so a refusal shows at once. */
+function sdk(ctx: Ctx, apiKey: string): OpenAI {
+  return new OpenAI({ baseURL: `http://${ctx.data}/v1`, apiKey, maxRetries: 0 });
+}
 
 interface Replica {
   state: string;
   shards: { node: string }[];
 }
 
-async function adminJson<T>(ctx: { admin: string }, path: string): Promise<T> {
+async function adminJson<T>(ctx: Ctx, path: string): Promise<T> {
   const res = await fetch(`http://${ctx.admin}${path}`);
   assert.is(res.status, 200, path);
   return (await res.json()) as T;
 }
 
 /** A chat completion through the data port, as the README's SDK example sends it. */
-async function chatThrough(ctx: { data: string }): Promise<void> {
+async function chatThrough(ctx: Ctx): Promise<void> {
   const res = await fetch(`http://${ctx.data}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }) });
   assert.is(res.status, 200, await res.clone().text());
   assert.match(res.headers.get('x-llmgw-endpoint') ?? '', /^llmgw-sim-/, 'served by a placed replica');
@@ -215,12 +331,12 @@ test('each runnable command succeeds against the embedded default started as the
     // The in-process agents dial the port it bound.
     LLMGW_AGENT_LISTEN: '127.0.0.1:0',
   });
-  const ctx = { data: server.match[1]!, admin: server.match[2]! };
+  const ctx: Ctx = { data: server.match[1]!, admin: server.match[2]! };
   let ran = 0;
   try {
     for (const cmd of commands()) {
       const runner = RUNNERS.find((r) => r.match(cmd));
-      if (!runner) continue;
+      if (!runner || runner.tenancy) continue;
       await runner.run(cmd, ctx);
       ran++;
     }
@@ -228,6 +344,29 @@ test('each runnable command succeeds against the embedded default started as the
     await server.stop();
   }
   assert.ok(ran >= 10, `ran ${ran} commands`);
+});
+
+test("the tenancy section's commands, in its order, against the embedded default with tenancy on", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'llmgw-readme-tenancy-'));
+  const server = await start(TENANCY_SERVER.replace('=llmgw.db', `=${join(dir, 'llmgw.db')}`), /listening on http:\/\/(\S+) \(admin http:\/\/(\S+)\)/, {
+    LLMGW_LISTEN: '127.0.0.1:0',
+    LLMGW_ADMIN_LISTEN: '127.0.0.1:0',
+    LLMGW_AGENT_LISTEN: '127.0.0.1:0',
+  });
+  const ctx: Ctx = { data: server.match[1]!, admin: server.match[2]! };
+  const ran: string[] = [];
+  try {
+    for (const cmd of commandsInOrder()) {
+      const runner = RUNNERS.find((r) => r.match(cmd));
+      if (!runner?.tenancy) continue;
+      await runner.run(cmd, ctx);
+      ran.push(cmd);
+    }
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.is(ran.length, tenancyRunners().length, `ran ${ran.join('; ')}`);
 });
 
 test.run();
