@@ -218,8 +218,10 @@ test('admission disabled is a pass-through: everything goes to the engine at onc
     return Number(/^vllm:num_requests_waiting\{[^}]*\} (\S+)$/m.exec(text)?.[1]) >= 5;
   }, 'the engine queueing the flood itself');
   for (const r of await Promise.all(flood)) assert.is(r.status, 200);
-  const records = await usage(openAdmin);
-  assert.ok(records.length >= 8 && records.every((u) => u.band === null && u.queueMs === 0));
+  // Records reach the accounting thread in batches after the answers: wait for all of them.
+  let records: Awaited<ReturnType<typeof usage>> = [];
+  await until(async () => (records = await usage(openAdmin)).length >= 8, "the flood's usage records");
+  assert.ok(records.every((u) => u.band === null && u.queueMs === 0));
 });
 
 test.run();
