@@ -119,7 +119,8 @@ export function renderUsage(rows: readonly UsageRow[], by: UsageGrouping): strin
   };
   return formatTable([
     [GROUP_HEADER[by], 'NAME', 'REQUESTS', 'PROMPT', 'COMPLETION', 'CACHED', 'UNITS', 'ERRORS'],
-    ...rows.map((r) => line(r.id, dash(r.name), r)),
+    // A request refused before its body was read (a 401) names no model.
+    ...rows.map((r) => line(r.id === '' ? '(none)' : r.id, dash(r.name), r)),
     line('total', '', total),
   ]);
 }
