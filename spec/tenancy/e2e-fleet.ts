@@ -25,10 +25,10 @@ ${extra}`,
   return startServer(config, { timeoutMs: 60_000 });
 }
 
-/** Sim engines by model name, fast enough that a short answer takes milliseconds. */
-export async function startSims(models: readonly string[], extra: readonly string[] = []): Promise<Map<string, SimProcess>> {
+/** Sim engines by model name, `speed` times as fast as a GPU: by default a short answer takes milliseconds. */
+export async function startSims(models: readonly string[], speed = 1000): Promise<Map<string, SimProcess>> {
   const sims = new Map<string, SimProcess>();
-  for (const m of models) sims.set(m, await startSim(m, ['--speed', '1000', ...extra]));
+  for (const m of models) sims.set(m, await startSim(m, ['--speed', String(speed)]));
   return sims;
 }
 
