@@ -9,17 +9,17 @@ import { runCli } from '../support/cli.js';
 import { startServer, writeConfig, type StartedServer } from '../support/process.js';
 import { startSim, type SimProcess } from '../sim/helpers.js';
 
-/** A server in front of `sims` (model name → engine), its store at `store`. */
-export function tenancyServer(store: string, sims: ReadonlyMap<string, SimProcess>, extra = ''): Promise<StartedServer> {
+/** A server in front of `sims` (model name → engine), its store at `store`; `admission: false` turns admission off. */
+export function tenancyServer(store: string, sims: ReadonlyMap<string, SimProcess>, opts: { admission?: boolean } = {}): Promise<StartedServer> {
   const models = [...sims.keys()];
   const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
-router: { poll_interval_ms: 100 }
+router: { poll_interval_ms: 100${opts.admission === false ? ', admission: { enabled: false }' : ''} }
 models: [${models.map((m) => `{ name: ${m} }`).join(', ')}]
 endpoints: [${models.map((m) => `{ id: ${m}-0, url: "${sims.get(m)!.url}", models: [${m}] }`).join(', ')}]
 tenancy: { store: "${store}" }
-${extra}`,
+`,
   );
   // The default 15 s is for a cold start; this box is shared with other builds.
   return startServer(config, { timeoutMs: 60_000 });
