@@ -218,10 +218,12 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
 export async function runServer(flags: ServerFlags): Promise<void> {
   process.title = 'llmgw server';
   const server = await startServer(flags);
+  // Before the ready line: a supervisor may send SIGTERM the moment it reads it, and
+  // without the handler that signal ends the process unclean (store locked, journal unflushed).
+  stopOnSignals(() => server.close(), log);
   // One line on stdout that scripts and specs wait for; the same as a log line for collectors.
   process.stdout.write(`llmgw server listening on ${server.url} (admin ${server.adminUrl})\n`);
   log.info('listening', { url: server.url, admin: server.adminUrl, pid: process.pid });
-  stopOnSignals(() => server.close(), log);
   // SIGHUP re-reads the config, as daemons do; a bad file keeps the running one (and says why).
   process.on('SIGHUP', () => {
     log.info('SIGHUP: reloading the config');
