@@ -233,6 +233,25 @@ test('lower bands use no reserved slot, wait for nothing inside the engine, and 
   assert.is(a.saturated(now, 1), null);
 });
 
+test('an idle replica always takes a lower band: a learnt capacity too small for the reserve never holds requests with nothing running', () => {
+  const { table, eps } = tableOf(2, () => fresh(0));
+  // Step-granular arrivals read as queueing taught a capacity of 1; the reserve rounds up to that one slot.
+  for (const e of eps) Object.assign(e, { batchCapacity: 1, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0 } });
+  const a = new Admission('m', table, { ...CFG, reserved_share: 0.2 }, STALE);
+  const now = Date.now();
+  assert.is(a.saturated(now, 1), null, 'nothing runs, nothing waits, nothing is in flight: the request goes');
+  eps[0]!.inflight = 1;
+  eps[1]!.inflight = 1;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'once each replica has one in flight, the learnt figure holds again');
+  eps[1]!.inflight = 0;
+  Object.assign(eps[1]!, { load: { waiting: 1, running: 0, kvUsage: 0 } });
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'a replica with a queue is not idle');
+  // Unknown size and an adaptive limit at its floor: the same holds.
+  const u = tableOf(1, () => fresh(0));
+  Object.assign(u.eps[0]!, { batchCapacity: null, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0 } });
+  assert.ok(new Admission('m', u.table, { ...CFG, reserved_share: 0.2 }, STALE).saturated(now, 1) === null);
+});
+
 test('a lower band\'s request ending frees no slot kept for the first band', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   const now = Date.now();

@@ -120,11 +120,16 @@ export function usable(e: EndpointState, now: number): boolean {
  */
 export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boolean, limit: number): number {
   const load = e.load!;
+  // Work-conserving: a replica that runs nothing, queues nothing and has nothing of the
+  // router's in flight takes one request of any band. Whatever the rules below learnt
+  // wrong (a capacity read too small, an adaptive limit at its floor), they can then
+  // slow the lower bands down but never hold them for good in front of idle engines.
+  const idle = e.inflight === 0 && load.running === 0 && load.waiting === 0 ? 1 : 0;
   if (e.batchCapacity === null) {
-    if (!slowStart) return Math.max(0, cfg.target_waiting_per_replica - backlog(e, cfg.kv_ceiling));
+    if (!slowStart) return Math.max(idle, cfg.target_waiting_per_replica - backlog(e, cfg.kv_ceiling));
     if (load.waiting > 0 || (load.kvUsage ?? 0) >= cfg.kv_ceiling) return 0;
-    return Math.max(0, limit - e.inflight);
+    return Math.max(idle, limit - e.inflight);
   }
   const room = e.batchCapacity - Math.ceil(e.batchCapacity * cfg.reserved_share);
-  return Math.max(0, room - occupancy(e, 'busy'));
+  return Math.max(idle, room - occupancy(e, 'busy'));
 }
