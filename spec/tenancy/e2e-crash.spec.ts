@@ -33,7 +33,7 @@ const kindOf = (i: number): Kind => (['json', 'stream', 'abort'] as const)[i % 3
  */
 async function loadThenSignal(signal: 'SIGTERM' | 'SIGKILL', prefix: string): Promise<{ store: string; sent: Sent[]; exitCode: number | null; inFlightAtSignal: number; remove: () => void }> {
   const dir = storeDir();
-  const server: StartedServer = await tenancyServer(dir.store, sims, { admission: false });
+  const server: StartedServer = await tenancyServer(dir.store, sims);
   try {
     await createTree(server.admin);
     const k = await createKey(server.admin, 'load');
@@ -105,7 +105,7 @@ test('SIGKILL mid-load: the next start on the same store replays the journal; ev
   try {
     assert.ok(run.sent.some((s) => !s.complete && s.kind !== 'abort'), 'the kill cut requests in flight');
     // Stopped by SIGTERM and awaited: stop()'s SIGKILL after 5 s would leave the store locked on a slow machine.
-    const again = await tenancyServer(run.store, sims, { admission: false });
+    const again = await tenancyServer(run.store, sims);
     const exited = new Promise<string>((resolve) => again.child.once('exit', (code, signal) => resolve(`code ${code}, signal ${signal}`)));
     again.child.kill('SIGTERM');
     const how = await exited;

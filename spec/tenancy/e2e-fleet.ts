@@ -9,13 +9,13 @@ import { runCli } from '../support/cli.js';
 import { startServer, writeConfig, type StartedServer } from '../support/process.js';
 import { startSim, type SimProcess } from '../sim/helpers.js';
 
-/** A server in front of `sims` (model name → engine), its store at `store`; `admission: false` turns admission off. */
-export function tenancyServer(store: string, sims: ReadonlyMap<string, SimProcess>, opts: { admission?: boolean } = {}): Promise<StartedServer> {
+/** A server in front of `sims` (model name → engine), its store at `store`, admission on as by default. */
+export function tenancyServer(store: string, sims: ReadonlyMap<string, SimProcess>): Promise<StartedServer> {
   const models = [...sims.keys()];
   const config = writeConfig(
     `listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
-router: { poll_interval_ms: 100${opts.admission === false ? ', admission: { enabled: false }' : ''} }
+router: { poll_interval_ms: 100 }
 models: [${models.map((m) => `{ name: ${m} }`).join(', ')}]
 endpoints: [${models.map((m) => `{ id: ${m}-0, url: "${sims.get(m)!.url}", models: [${m}] }`).join(', ')}]
 tenancy: { store: "${store}" }
