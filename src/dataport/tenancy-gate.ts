@@ -1,5 +1,6 @@
 import type { TenancyConfig, UnitsConfig } from '../config/types.js';
 import { createLogger } from '../log.js';
+import type { UsageRecord } from '../messages/accounting.js';
 import type { BilledRecord } from '../messages/tenancy.js';
 import type { EndpointTable } from '../router/endpoint-table.js';
 import { Budgets } from '../tenancy/budgets.js';
@@ -82,7 +83,7 @@ export class TenancyGate {
       else if (t.budget) this.budgets.settle(t.budget, units, now);
     }
     const v = t?.view;
-    const line: BilledRecord = { ...record, keyId: v?.key.id ?? null, projectId: v?.project.id ?? null, teamId: v?.team.id ?? null, orgId: v?.org.id ?? null, units };
+    const line = billedRecord(record, v?.key.id ?? null, v?.project.id ?? null, v?.team.id ?? null, v?.org.id ?? null, units);
     if (!this.journal.append(line)) log.error('usage journal write failed: refusing requests until it works again', { request: record.id, error: this.journal.reason });
   }
 
@@ -92,4 +93,40 @@ export class TenancyGate {
     // Once the request let go of its endpoint, it is no longer in the count it shared.
     return { gpus: e.gpus, durationMs, concurrent: e.inflight + (live ? 0 : 1) };
   }
+}
+
+/**
+ * The journal's line for a record, written out field by field: an object spread of the
+ * record with the billing fields added is an object V8 builds and serialises slowly
+ * (~20 µs a request on the main thread with its JSON, against ~4 µs for this shape).
+ */
+function billedRecord(r: UsageRecord, keyId: string | null, projectId: string | null, teamId: string | null, orgId: string | null, units: number): BilledRecord {
+  return {
+    id: r.id,
+    at: r.at,
+    path: r.path,
+    modelAsked: r.modelAsked,
+    modelServed: r.modelServed,
+    fallback: r.fallback,
+    endpoint: r.endpoint,
+    status: r.status,
+    error: r.error,
+    stream: r.stream,
+    promptTokens: r.promptTokens,
+    completionTokens: r.completionTokens,
+    cachedTokens: r.cachedTokens,
+    usageEstimated: r.usageEstimated,
+    ttftMs: r.ttftMs,
+    durationMs: r.durationMs,
+    queueMs: r.queueMs,
+    band: r.band,
+    attempts: r.attempts,
+    scheduleMicros: r.scheduleMicros,
+    profile: r.profile,
+    keyId,
+    projectId,
+    teamId,
+    orgId,
+    units,
+  };
 }
