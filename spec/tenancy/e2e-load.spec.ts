@@ -2,9 +2,8 @@
 // ctl (streamed, not streamed, and streams left by their clients mid-way), then what
 // `ctl usage` charged against what the engine itself counted on its /metrics.
 //
-// SPEC_TENANCY_REQUESTS sets how many: 5,000 by default, as 10,000 took 63 s of traffic
-// alone on the shared 2-core build machine (load average 10); SPEC_TENANCY_REQUESTS=10000
-// runs the full count.
+// SPEC_TENANCY_REQUESTS sets how many: 10,000 by default (~30 s on a quiet 2-core
+// machine, ~60 s on a loaded one); fewer for a quick run.
 
 import * as assert from 'uvu/assert';
 import type { StartedServer } from '../support/process.js';
@@ -15,7 +14,7 @@ import { traffic, type Kind, type Sent } from './e2e-traffic.js';
 
 const test = suite('tenancy end to end: usage under load matches the engine\'s counters (real processes)');
 
-const TOTAL = Number(process.env.SPEC_TENANCY_REQUESTS ?? 5_000);
+const TOTAL = Number(process.env.SPEC_TENANCY_REQUESTS ?? 10_000);
 const MAX_TOKENS = 12;
 // Long enough that a client leaving after two events leaves while the engine still runs.
 const LEAVING_MAX_TOKENS = 64;
