@@ -5,7 +5,8 @@
 
 import OpenAI from 'openai';
 import * as assert from 'uvu/assert';
-import type { StartedServer } from '../support/process.js';
+import { writeConfig, type StartedServer } from '../support/process.js';
+import { runCli } from '../support/cli.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 import type { SimProcess } from '../sim/helpers.js';
@@ -191,6 +192,19 @@ test('a budget partly spent before a restart is still partly spent after it', as
   // Had the restart forgotten the spend, the served ones alone would have reached the budget.
   assert.ok(total >= BUDGET, `spent ${total} when refused`);
   assert.ok(total - costs.at(-1)! < BUDGET, `the last one served found ${total - costs.at(-1)!} spent, below ${BUDGET}`);
+});
+
+test('a store that cannot be opened stops the server at start, saying which file and why', async () => {
+  // Its folder would have to be made inside a file.
+  const config = writeConfig(`listen: "127.0.0.1:0"
+admin_listen: "127.0.0.1:0"
+models: [{ name: m }]
+endpoints: [{ id: e, url: "${sims.get('m')!.url}", models: [m] }]
+tenancy: { store: "${process.execPath}/llmgw.db" }
+`);
+  const r = await runCli(['run', '--role=server', '--config', config]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, new RegExp(`cannot open the tenancy store ${process.execPath}/llmgw.db`));
 });
 
 test.run();

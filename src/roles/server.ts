@@ -41,6 +41,7 @@ import { storeActor } from '../actors/tenancy/store-actor.js';
 import { TENANCY_STORE } from '../messages/tenancy.js';
 import type { DataPortTenancy } from '../dataport/tenancy-gate.js';
 import { Directory } from '../tenancy/directory.js';
+import { SqliteStore } from '../tenancy/store/sqlite-store.js';
 import { JournalAppender, journalMetrics } from '../tenancy/journal-appender.js';
 import { journalDirOf } from '../tenancy/journal-segments.js';
 
@@ -239,6 +240,10 @@ export async function runServer(flags: ServerFlags): Promise<void> {
 async function startTenancy(system: ActorSystem, config: Config): Promise<DataPortTenancy & { units: Map<string, UnitsConfig> }> {
   const t = config.tenancy!;
   const journalDir = journalDirOf(t.store);
+  // Opened (and migrated) once here first: a store that cannot be opened is a start-up
+  // error with its path and reason at once, where the actor would fail on its thread,
+  // be restarted a few times and only then take the server down.
+  SqliteStore.open(t.store).close();
   const store = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path: t.store, journalDir, retentionDays: t.retention_days } });
   const snapshot = await store.ask({ type: 'snapshot' }, { timeoutMs: SNAPSHOT_TIMEOUT_MS });
   const directory = new Directory(snapshot, config.router.admission.bands.map((b) => b.name));
