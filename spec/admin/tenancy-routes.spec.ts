@@ -10,11 +10,9 @@ import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { createAdminPort } from '../../src/admin/admin-port.js';
 import { TENANCY_BODY_BYTES, TENANCY_OFF } from '../../src/admin/tenancy-routes.js';
-import { ACCOUNTING } from '../../src/messages/accounting.js';
-import { TENANCY_STORE, type TenancyChange } from '../../src/messages/tenancy.js';
+import type { TenancyChange } from '../../src/messages/tenancy.js';
 import { drain, listen } from '../../src/net/http-listen.js';
-import { EndpointTable } from '../../src/router/endpoint-table.js';
-import { ActorSystem } from '../../src/runtime/index.js';
+import type { ActorSystem } from '../../src/runtime/index.js';
 import { CtlKeysCreateCommand, CtlKeysRotateCommand } from '../../src/cli/commands/ctl-tenancy-keys.js';
 import { CtlLimitsSetCommand } from '../../src/cli/commands/ctl-tenancy-limits.js';
 import { CtlOrgsCreateCommand } from '../../src/cli/commands/ctl-tenancy-tree.js';
@@ -22,8 +20,7 @@ import { CtlAuditCommand } from '../../src/cli/commands/ctl-tenancy-usage.js';
 import { hostname } from 'node:os';
 import { adminActor } from '../../src/cli/admin-client.js';
 import { runInProcess } from '../support/cli.js';
-import { storeActor } from '../../src/actors/tenancy/store-actor.js';
-import { journalDirOf } from '../../src/tenancy/journal-segments.js';
+import { storeBehindAdmin } from '../tenancy/helpers.js';
 
 const test = suite('admin port: the tenancy routes');
 let dir: string;
@@ -37,17 +34,9 @@ const changes: TenancyChange[] = [];
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'llmgw-tenancy-routes-'));
   const path = join(dir, 'tenancy.db');
-  system = await ActorSystem.start({ threads: [{ name: 'tenancy' }], askTimeoutMs: 10_000 });
-  const store = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: journalDirOf(path), retentionDays: 30 } });
-  const common = {
-    system,
-    table: new EndpointTable({ connectTimeoutMs: 1_000, health: { cooldownFailures: 2, cooldownMs: 1_000, breakerFailures: 5, openMs: 10_000, maxOpenMs: 60_000 } }),
-    registries: [],
-    accounting: system.ref(ACCOUNTING),
-    admission: null,
-    token: undefined,
-    control: null,
-  };
+  const started = await storeBehindAdmin(path);
+  system = started.system;
+  const { store, admin: common } = started;
   const applyChange = (c: TenancyChange): void => {
     // A directory that cannot take the change must fail the route: the caller would
     // otherwise be told of a key that does not work.

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseConfig, type Config } from '../../src/config/index.js';
-import { createDataPort, type DataPort } from '../../src/dataport/data-port.js';
+import { createDataPort, type DataPort, type DataPortOptions } from '../../src/dataport/data-port.js';
 import type { UsageRecord } from '../../src/messages/accounting.js';
 import { Admission } from '../../src/router/admission/admission.js';
 import { Catalog } from '../../src/router/catalog.js';
@@ -37,6 +37,29 @@ export interface InProcessPort {
  * them ready, and serves the data port on a loopback port. `engines` maps endpoint ids
  * to handlers; an endpoint without one keeps its URL and gets no engine.
  */
+/**
+ * What the server passes `createDataPort` for `config`, with hashing in-process and
+ * `usage` as the record sink; the admissions are returned for specs to inspect.
+ */
+export function dataPortOptions(config: Config, table: EndpointTable, usage: (record: UsageRecord) => void): { options: DataPortOptions; admissions: Map<string, Admission> | null } {
+  const prefixIndex = new PrefixIndex(100);
+  const r = config.router;
+  const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
+  const options: DataPortOptions = {
+    catalog: new Catalog(config.models),
+    table,
+    scheduler: new Scheduler(),
+    profiles: buildProfiles(r.profiles, createScorers({ staleAfterMs: r.stale_after_ms, kvCeiling: r.admission.kv_ceiling, prefixIndex })),
+    modelProfiles: new Map(),
+    prefixIndex,
+    router: r,
+    cpu: { run: <R>(_task: string, data: unknown) => Promise.resolve(hashPrefix(data as Parameters<typeof hashPrefix>[0]) as R) },
+    usage,
+    admissions,
+  };
+  return { options, admissions };
+}
+
 export async function startInProcess(yaml: string, engines: Record<string, EngineHandler>): Promise<InProcessPort> {
   const config = parseConfig(yaml, 'in-process.yaml', {});
   const servers: Server[] = [];
@@ -64,22 +87,9 @@ export async function startInProcess(yaml: string, engines: Record<string, Engin
     state.ready = true;
     state.reason = null;
   }
-  const prefixIndex = new PrefixIndex(100);
   const records: UsageRecord[] = [];
-  const r = config.router;
-  const admissions = r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null;
-  const port = createDataPort({
-    catalog: new Catalog(config.models),
-    table,
-    scheduler: new Scheduler(),
-    profiles: buildProfiles(r.profiles, createScorers({ staleAfterMs: r.stale_after_ms, kvCeiling: r.admission.kv_ceiling, prefixIndex })),
-    modelProfiles: new Map(),
-    prefixIndex,
-    router: r,
-    cpu: { run: <R>(_task: string, data: unknown) => Promise.resolve(hashPrefix(data as Parameters<typeof hashPrefix>[0]) as R) },
-    usage: (record) => records.push({ ...record }),
-    admissions,
-  });
+  const { options, admissions } = dataPortOptions(config, table, (record) => records.push({ ...record }));
+  const port = createDataPort(options);
   await new Promise<void>((resolve) => port.server.listen(0, '127.0.0.1', resolve));
   return {
     port,

@@ -10,19 +10,13 @@ import { join } from 'node:path';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createDataPort, type DataPort } from '../../src/dataport/data-port.js';
 import type { BilledRecord, TenancySnapshot } from '../../src/messages/tenancy.js';
-import { Admission } from '../../src/router/admission/admission.js';
-import { Catalog } from '../../src/router/catalog.js';
 import { EndpointTable } from '../../src/router/endpoint-table.js';
-import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
-import { buildProfiles } from '../../src/router/scheduler/profiles.js';
-import { Scheduler } from '../../src/router/scheduler/scheduler.js';
-import { createScorers } from '../../src/router/scheduler/scorers.js';
 import { startSimEngine, type RunningSim } from '../../src/sim/index.js';
-import { hashPrefix } from '../../src/tasks/prefix-hash.js';
 import { Directory } from '../../src/tenancy/directory.js';
 import { JournalAppender } from '../../src/tenancy/journal-appender.js';
 import { journalDirOf, listSegments, segmentPath } from '../../src/tenancy/journal-segments.js';
 import { HEALTH } from '../router/helpers.js';
+import { dataPortOptions } from './in-process.js';
 
 export interface TenancyPort {
   port: DataPort;
@@ -56,21 +50,8 @@ export async function startTenancyPort(yaml: string, snapshot: TenancySnapshot, 
   const journalDir = journalDirOf(config.tenancy!.store);
   const journal = JournalAppender.open(journalDir);
   const directory = new Directory(snapshot, config.router.admission.bands.map((b) => b.name));
-  const prefixIndex = new PrefixIndex(100);
-  const r = config.router;
-  const port = createDataPort({
-    catalog: new Catalog(config.models),
-    table,
-    scheduler: new Scheduler(),
-    profiles: buildProfiles(r.profiles, createScorers({ staleAfterMs: r.stale_after_ms, kvCeiling: r.admission.kv_ceiling, prefixIndex })),
-    modelProfiles: new Map(),
-    prefixIndex,
-    router: r,
-    cpu: { run: <R>(_task: string, data: unknown) => Promise.resolve(hashPrefix(data as Parameters<typeof hashPrefix>[0]) as R) },
-    usage: () => {},
-    admissions: r.admission.enabled ? new Map(config.models.map((m) => [m.name, new Admission(m.name, table, r.admission, r.stale_after_ms)])) : null,
-    tenancy: { directory, journal, settings: config.tenancy!, units: new Map(config.models.map((m) => [m.name, m.units])) },
-  });
+  const { options } = dataPortOptions(config, table, () => {});
+  const port = createDataPort({ ...options, tenancy: { directory, journal, settings: config.tenancy!, units: new Map(config.models.map((m) => [m.name, m.units])) } });
   const read = (): BilledRecord[] =>
     listSegments(journalDir).flatMap((seq) =>
       readFileSync(segmentPath(journalDir, seq), 'utf8')

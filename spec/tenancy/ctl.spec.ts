@@ -9,15 +9,13 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
-import { storeActor } from '../../src/actors/tenancy/store-actor.js';
 import { createAdminPort } from '../../src/admin/admin-port.js';
-import { ACCOUNTING } from '../../src/messages/accounting.js';
-import { TENANCY_STORE, type ApiKey, type BilledRecord, type TenancyChange } from '../../src/messages/tenancy.js';
+import type { ApiKey, BilledRecord, TenancyChange } from '../../src/messages/tenancy.js';
 import { drain, listen } from '../../src/net/http-listen.js';
-import { EndpointTable } from '../../src/router/endpoint-table.js';
-import { ActorSystem } from '../../src/runtime/index.js';
+import type { ActorSystem } from '../../src/runtime/index.js';
 import { journalDirOf, listSegments, segmentPath } from '../../src/tenancy/journal-segments.js';
 import { runCli } from '../support/cli.js';
+import { storeBehindAdmin } from './helpers.js';
 
 const test = suite('tenancy: llmgw ctl against the store');
 let dir: string;
@@ -30,21 +28,12 @@ const directory = new Map<string, ApiKey>();
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'llmgw-tenancy-ctl-'));
   const path = join(dir, 'tenancy.db');
-  system = await ActorSystem.start({ threads: [{ name: 'tenancy' }], askTimeoutMs: 10_000 });
-  const store = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: journalDirOf(path), retentionDays: 30 } });
+  const started = await storeBehindAdmin(path);
+  system = started.system;
   const applyChange = (c: TenancyChange): void => {
     for (const k of c.keys ?? []) directory.set(k.hash, k);
   };
-  port = createAdminPort({
-    system,
-    table: new EndpointTable({ connectTimeoutMs: 1_000, health: { cooldownFailures: 2, cooldownMs: 1_000, breakerFailures: 5, openMs: 10_000, maxOpenMs: 60_000 } }),
-    registries: [],
-    accounting: system.ref(ACCOUNTING),
-    admission: null,
-    token: undefined,
-    control: null,
-    tenancy: { store, applyChange },
-  });
+  port = createAdminPort({ ...started.admin, tenancy: { store: started.store, applyChange } });
   admin = await listen(port, '127.0.0.1:0', { key: 'admin_listen' });
 });
 test.after(async () => {

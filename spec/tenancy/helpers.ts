@@ -3,8 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import type { Logger } from '../../src/log.js';
-import type { BilledRecord } from '../../src/messages/tenancy.js';
-import { segmentPath } from '../../src/tenancy/journal-segments.js';
+import { storeActor } from '../../src/actors/tenancy/store-actor.js';
+import type { AdminPortOptions } from '../../src/admin/admin-port.js';
+import { ACCOUNTING } from '../../src/messages/accounting.js';
+import { TENANCY_STORE, type BilledRecord, type TenancyMsg } from '../../src/messages/tenancy.js';
+import { EndpointTable } from '../../src/router/endpoint-table.js';
+import { ActorSystem, type ActorRef } from '../../src/runtime/index.js';
+import { journalDirOf, segmentPath } from '../../src/tenancy/journal-segments.js';
 
 /** A fresh folder for a store and its journal, removed by the returned function. */
 export function tempDir(): { dir: string; remove: () => void } {
@@ -78,4 +83,24 @@ export function storedIds(path: string): string[] {
   } finally {
     db.close();
   }
+}
+
+/**
+ * A real actor system with the store actor on its `tenancy` thread over `path`, and
+ * what an admin port in front of it needs besides its tenancy option (no fleet, no
+ * admission, no token).
+ */
+export async function storeBehindAdmin(path: string): Promise<{ system: ActorSystem; store: ActorRef<TenancyMsg>; admin: Omit<AdminPortOptions, 'tenancy'> }> {
+  const system = await ActorSystem.start({ threads: [{ name: 'tenancy' }], askTimeoutMs: 10_000 });
+  const store = await system.spawn(storeActor, { address: TENANCY_STORE, thread: 'tenancy', args: { path, journalDir: journalDirOf(path), retentionDays: 30 } });
+  const admin = {
+    system,
+    table: new EndpointTable({ connectTimeoutMs: 1_000, health: { cooldownFailures: 2, cooldownMs: 1_000, breakerFailures: 5, openMs: 10_000, maxOpenMs: 60_000 } }),
+    registries: [],
+    accounting: system.ref(ACCOUNTING),
+    admission: null,
+    token: undefined,
+    control: null,
+  };
+  return { system, store, admin };
 }
