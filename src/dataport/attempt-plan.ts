@@ -90,7 +90,7 @@ export class AttemptPlan {
       record.endpoint = ep.id;
       record.modelServed = model;
       record.fallback = this.model > 0;
-      return deps.table.lease(ep, now);
+      return deps.table.lease(ep, now, this.firstBand);
     }
     return null;
   }

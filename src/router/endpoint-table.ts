@@ -75,6 +75,11 @@ export interface EndpointState extends EndpointSpec {
    * metrics. Written only through a `Lease` (`EndpointTable.lease`).
    */
   inflight: number;
+  /**
+   * Of `inflight`, the requests of the first admission band. The rest are what a
+   * first-band request could find queued ahead of it inside the engine.
+   */
+  topInflight: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
   draining: boolean;
   readonly health: EndpointHealth;
@@ -121,6 +126,7 @@ export class EndpointTable {
       peakRunning: 0,
       downSince: null,
       inflight: 0,
+      topInflight: 0,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
       http: new Pool(spec.url, { connections: 256, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 }),
@@ -209,8 +215,8 @@ export class EndpointTable {
    * changes an endpoint's state only through leases, so the in-flight count, the
    * in-flight log and the breaker's trial cannot be left unbalanced by a missed path.
    */
-  lease(ep: EndpointState, now: number): Lease {
-    return new Lease(ep, now);
+  lease(ep: EndpointState, now: number, firstBand = false): Lease {
+    return new Lease(ep, now, firstBand);
   }
 
   /** The longest context among the model's ready endpoints; null while none has listed one. */
@@ -278,8 +284,10 @@ export class Lease {
   constructor(
     readonly endpoint: EndpointState,
     now: number,
+    private readonly firstBand = false,
   ) {
     endpoint.inflight++;
+    if (firstBand) endpoint.topInflight++;
     endpoint.inflightLog.started(now);
     endpoint.health.begin(now);
   }
@@ -309,6 +317,7 @@ export class Lease {
     if (this.released) return;
     this.released = true;
     this.endpoint.inflight--;
+    if (this.firstBand) this.endpoint.topInflight--;
     this.endpoint.inflightLog.ended(now);
   }
 

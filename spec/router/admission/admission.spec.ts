@@ -157,6 +157,23 @@ test('engines of unknown size: both bands count what was sent since a scrape tha
   assert.is(a.saturated(now, 0), null, 'an engine once seen running 16 has room for the 12');
 });
 
+test('the first band is held only by lower-band requests it would wait behind, never by its own', () => {
+  // An interactive client on its own ramping up faster than the engine's size is
+  // guessed: 16 of its requests in flight, the engine last seen running 4.
+  const { table, eps } = tableOf(1, () => ({ loadAt: Date.now(), load: { waiting: 0, running: 4, kvUsage: 0.2 }, inflight: 16, inflightAtLoad: 4, topInflight: 16 }));
+  const a = new Admission('m', table, CFG, STALE);
+  const now = Date.now();
+  assert.is(a.saturated(now, 0), null, 'all 16 are first-band: held in llmgw it would wait behind the same requests');
+  eps[0]!.topInflight = 15;
+  assert.is(a.saturated(now, 0), null, 'one of a lower band: at most one ahead of it, under the target of 2');
+  eps[0]!.topInflight = 12;
+  assert.match(a.saturated(now, 0) ?? '', /4 waiting in the engines of 1 replicas/, '4 lower-band requests may be queued ahead of it');
+  Object.assign(eps[0]!, { load: { waiting: 6, running: 4, kvUsage: 0.2 }, inflightAtLoad: 10, topInflight: 16 });
+  assert.is(a.saturated(now, 0), null, 'an engine seen queueing, but all it holds is first-band requests of this router');
+  eps[0]!.inflightAtLoad = 7;
+  assert.match(a.saturated(now, 0) ?? '', /3 waiting/, '3 of what it held when scraped were not the router\'s: another client\'s, of any band');
+});
+
 test('not saturated: admitted at once; saturated: queued, then released highest band first as room appears', async () => {
   const { table, eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 4 }));
   eps[0]!.load = { waiting: 0, running: 2, kvUsage: 0.5 };

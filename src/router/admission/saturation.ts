@@ -61,9 +61,10 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
     fresh++;
     // Each band reads only its own rule's figures: this runs on every request.
     if (q.holdBack === null) {
-      const b = admissionBacklog(e, cfg.kv_ceiling, 'idle');
-      waiting += Math.max(0, b);
-      room += Math.max(0, target - b);
+      // Free batch slots (a negative backlog) count as room too.
+      const ahead = waitingAheadOfTop(e, cfg.kv_ceiling);
+      waiting += Math.max(0, ahead);
+      room += Math.max(0, target - ahead);
     } else {
       free += freeSlots(e, cfg, q.slowStart, q.limit);
     }
@@ -85,6 +86,22 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
   }
   if (fresh === replicas && minKv >= cfg.kv_ceiling) return `KV cache ${Math.round(minKv * 100)}% full on every replica (ceiling ${Math.round(cfg.kv_ceiling * 100)}%)`;
   return null;
+}
+
+/**
+ * Requests a first-band request sent to `e` now would wait behind inside its engine
+ * (negative: free batch slots):
+ * those estimated waiting there (`admissionBacklog`), less any that can only be the
+ * router's own first-band requests — all the engine holds beyond those is lower-band or
+ * another client's. First-band requests ahead of it in the engine's queue are no reason
+ * to hold it: it would wait behind them in llmgw's queue too, and held there it would
+ * only lose the engine's next free slot. Counting them throttled an interactive client
+ * on its own to twice what the engine was last seen running, a doubling per poll
+ * interval: 1.2 s of queueing in the first seconds after a start.
+ */
+function waitingAheadOfTop(e: EndpointState, kvCeiling: number): number {
+  const b = admissionBacklog(e, kvCeiling, 'idle');
+  return b <= 0 ? b : Math.min(b, Math.max(0, occupancy(e, 'idle') - e.topInflight));
 }
 
 /** The replicas taking traffic now: the usable ones of the highest usable priority. */
