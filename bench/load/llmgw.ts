@@ -22,6 +22,8 @@ export interface SimOptions {
   maxNumBatchedTokens?: number;
   gauges?: 'live' | 'step';
   gaugeLagMs?: number;
+  /** vLLM's --scheduling-policy: priority orders the engine's queue by the request's priority field. */
+  schedulingPolicy?: 'fcfs' | 'priority';
 }
 
 export interface RunningSim extends Launched {
@@ -36,6 +38,7 @@ export async function startSim(o: SimOptions): Promise<RunningSim> {
   if (o.maxNumBatchedTokens !== undefined) args.push('--max-num-batched-tokens', String(o.maxNumBatchedTokens));
   if (o.gauges !== undefined) args.push('--gauges', o.gauges);
   if (o.gaugeLagMs !== undefined) args.push('--gauge-lag-ms', String(o.gaugeLagMs));
+  if (o.schedulingPolicy !== undefined) args.push('--scheduling-policy', o.schedulingPolicy);
   const p = await launch({
     name: `sim ${o.model}`,
     command: process.execPath,

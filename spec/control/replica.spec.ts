@@ -2,7 +2,7 @@
 // size and the per-step token budget admission paces by, and the GPUs it is priced on.
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
-import { batchSizeOf, stepBudgetOf } from '../../src/control/replica.js';
+import { batchSizeOf, enginePriorityOf, stepBudgetOf } from '../../src/control/replica.js';
 
 test('the batch size from --max-num-seqs, either spelling; absent or nonsense is unknown', () => {
   assert.is(batchSizeOf(['--max-num-seqs', '64']), 64);
@@ -18,6 +18,17 @@ test('the step budget from --max-num-batched-tokens, either spelling; absent is 
   assert.is(stepBudgetOf(['--max-num-seqs', '8', '--max-num-batched-tokens=8192']), 8192);
   assert.is(stepBudgetOf(['--max-num-seqs', '8']), null);
   assert.is(stepBudgetOf(['--max-num-batched-tokens', '-1']), null);
+});
+
+test('the engine\'s priority order from its scheduling flags: vLLM lower first, SGLang higher first unless told otherwise', () => {
+  assert.is(enginePriorityOf('vllm', ['--scheduling-policy', 'priority']), 'lower-first');
+  assert.is(enginePriorityOf('vllm', ['--max-num-seqs', '8', '--scheduling-policy=priority']), 'lower-first');
+  assert.is(enginePriorityOf('vllm', ['--scheduling-policy', 'fcfs']), null);
+  assert.is(enginePriorityOf('vllm', []), null);
+  assert.is(enginePriorityOf('vllm', ['--enable-priority-scheduling']), null, 'an SGLang flag means nothing to vLLM');
+  assert.is(enginePriorityOf('sglang', ['--enable-priority-scheduling']), 'higher-first');
+  assert.is(enginePriorityOf('sglang', ['--enable-priority-scheduling', '--schedule-low-priority-values-first']), 'lower-first');
+  assert.is(enginePriorityOf('sglang', ['--schedule-low-priority-values-first']), null);
 });
 
 test.run();

@@ -16,7 +16,7 @@ interface Harness {
   clock: ManualClock;
   steps: StepInfo[];
   order: string[]; // ids in the order their first token came out
-  submit(id: string, promptTokens: number, outputTokens: number, salt?: number): Tracked;
+  submit(id: string, promptTokens: number, outputTokens: number, salt?: number, priority?: number): Tracked;
 }
 
 interface Tracked {
@@ -35,10 +35,11 @@ function harness(config: SimEngineConfig = {}, clock: EngineClock = new ManualCl
     clock: clock as ManualClock,
     steps,
     order,
-    submit(id, promptTokens, outputTokens, salt = 0) {
+    submit(id, promptTokens, outputTokens, salt = 0, priority = undefined) {
       const t: Tracked = { seq: null as unknown as Sequence, tokenTimes: [], finish: null };
       t.seq = engine.submit({
         id,
+        priority,
         promptTokenIds: Array.from({ length: promptTokens }, (_, i) => 1000 + salt * 100_000 + i),
         outputTokenIds: Array.from({ length: outputTokens }, (_, i) => 50 + i),
         finishReason: 'length',
@@ -168,6 +169,37 @@ test('when the KV cache runs out the newest running sequence is preempted and re
   assert.ok(all.every((t) => t.finish === 'length' && t.tokenTimes.length === 100), 'every sequence still completes in full');
   assert.ok(all.every((t) => t.tokenTimes.every((x, i) => i === 0 || x > t.tokenTimes[i - 1]!)), 'tokens strictly in order');
   assert.is(peak, 1, 'the cache was full');
+  assert.is(h.engine.kv.numUsedBlocks, 0, 'no block leaked');
+});
+
+test('priority policy: the queue is served lower priority first, then by arrival; a full batch is not preempted for it', () => {
+  const h = harness({ maxNumSeqs: 2, speed: 1, schedulingPolicy: 'priority' });
+  h.submit('b1', 20, 50, 1, 5);
+  h.submit('b2', 20, 50, 2, 5);
+  h.clock.advance(1); // both running
+  const waiting = [h.submit('b3', 20, 5, 3, 5), h.submit('b4', 20, 5, 4, 5), h.submit('p1', 20, 5, 5, 0), h.submit('p2', 20, 5, 6, 0)];
+  assert.is(h.engine.numRunning, 2);
+  h.clock.runUntilIdle();
+  assert.equal(h.order, ['b1', 'b2', 'p1', 'p2', 'b3', 'b4'], 'the urgent ones first once slots free; FCFS among equals');
+  const p1 = waiting[2]!.tokenTimes[0]!;
+  assert.ok(p1 > h.steps[0]!.startMs + 50 * (beta0 / 1000), 'p1 waited for the running batch to finish: no preemption at max_num_seqs');
+  const fcfs = harness({ maxNumSeqs: 2, speed: 1 });
+  assert.throws(() => fcfs.submit('x', 20, 5, 1, 3), /Priority scheduling is not enabled/, 'fcfs refuses a priority, as vLLM does');
+  fcfs.submit('y', 20, 5, 1, 0);
+  fcfs.clock.runUntilIdle();
+});
+
+test('priority policy: a KV shortage preempts the least urgent running sequence, not the newest', () => {
+  // As the FCFS preemption spec, but the newest ('d') is the most urgent: 'c', the least, goes.
+  const h = harness({ numGpuBlocks: 24, maxModelLen: 384, speed: 1, schedulingPolicy: 'priority' });
+  const victims: string[] = [];
+  h.engine.addObserver({ onPreempted: (s) => victims.push(s.id) });
+  const all = [h.submit('a', 40, 100, 10, 1), h.submit('b', 40, 100, 11, 1), h.submit('c', 40, 100, 12, 2), h.submit('d', 40, 100, 13, 0)];
+  h.clock.runUntilIdle();
+  assert.ok(victims.length > 0, 'some sequence was preempted');
+  assert.is(victims[0], 'c');
+  assert.not.ok(victims.includes('d'), 'the most urgent is never the victim while a less urgent one runs');
+  assert.ok(all.every((t) => t.finish === 'length' && t.tokenTimes.length === 100), 'every sequence still completes in full');
   assert.is(h.engine.kv.numUsedBlocks, 0, 'no block leaked');
 });
 

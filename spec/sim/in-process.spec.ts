@@ -55,6 +55,31 @@ test('close() mid-stream ends the stream with an error event, then [DONE], and f
   assert.instance(refused, Error);
 });
 
+test('the request\'s priority reaches the engine under a priority policy, and is refused without one, as vLLM does', async () => {
+  const fcfs = await startSimEngine({ ...base, model: 'delta' });
+  const prio = await startSimEngine({ ...base, model: 'delta', schedulingPolicy: 'priority' });
+  const seen: number[] = [];
+  prio.engine.addObserver({ onScheduled: (seq) => seen.push(seq.priority) });
+  try {
+    const post = (url: string, priority: unknown) => request(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'hello', max_tokens: 2, priority }) });
+    const refused = await post(fcfs.url, 3);
+    assert.is(refused.statusCode, 400);
+    assert.match(JSON.stringify(await refused.body.json()), /Got priority 3 but Priority scheduling is not enabled/);
+    const zero = await post(fcfs.url, 0);
+    assert.is(zero.statusCode, 200, 'priority 0 is the default, accepted by either policy');
+    await zero.body.dump();
+    const bad = await post(prio.url, 1.5);
+    assert.is(bad.statusCode, 400);
+    assert.match(JSON.stringify(await bad.body.json()), /'priority' must be an integer/);
+    const ok = await post(prio.url, -2);
+    assert.is(ok.statusCode, 200);
+    await ok.body.dump();
+    assert.equal(seen, [-2]);
+  } finally {
+    await Promise.all([fcfs.close(), prio.close()]);
+  }
+});
+
 test('bad options are refused with a message naming the option', async () => {
   for (const [opts, message] of [
     [{ model: '' }, /model must be a non-empty string/],

@@ -8,7 +8,7 @@ import { test } from '../support/uvu.js';
 // The sim's `vllm serve` reads exactly what the agent's vLLM adapter writes.
 
 test("the adapter's own argv, operator extras and all, is understood", () => {
-  const launch = buildLaunch(engineSpec(8123, { tp: 2, httpHost: '10.0.0.5', gpus: [{ index: 0, class: 'h100-80g', computeCapability: '9.0' }, { index: 1, class: 'h100-80g', computeCapability: '9.0' }], extraArgs: ['--max-num-seqs', '8', '--enable-prefix-caching', '--max-model-len=4096', '--gpu-memory-utilization', '0.9'] }), { vllm: 'vllm' });
+  const launch = buildLaunch(engineSpec(8123, { tp: 2, httpHost: '10.0.0.5', gpus: [{ index: 0, class: 'h100-80g', computeCapability: '9.0' }, { index: 1, class: 'h100-80g', computeCapability: '9.0' }], extraArgs: ['--max-num-seqs', '8', '--enable-prefix-caching', '--max-model-len=4096', '--gpu-memory-utilization', '0.9', '--scheduling-policy', 'priority'] }), { vllm: 'vllm' });
   const argv = launch.commands.at(-1)!.argv;
   assert.is(argv[0], 'vllm');
   assert.equal(parseVllmServeArgs(argv.slice(1)), {
@@ -23,6 +23,7 @@ test("the adapter's own argv, operator extras and all, is understood", () => {
     maxModelLen: 4096,
     maxNumBatchedTokens: undefined,
     numGpuBlocks: undefined,
+    schedulingPolicy: 'priority',
     nnodes: 1,
     nodeRank: 0,
     master: null,

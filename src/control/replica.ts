@@ -116,6 +116,25 @@ export function stepBudgetOf(args: readonly string[]): number | null {
   return wholeArg(args, '--max-num-batched-tokens');
 }
 
+/**
+ * How a profile's engine orders the request's `priority` field, from its args: vLLM with
+ * `--scheduling-policy priority` serves lower values first; SGLang with
+ * `--enable-priority-scheduling` serves higher values first unless
+ * `--schedule-low-priority-values-first`. Null: the engine runs first come, first served.
+ */
+export function enginePriorityOf(engine: ShardSpec['engine'], args: readonly string[]): 'lower-first' | 'higher-first' | null {
+  if (engine === 'sglang') {
+    if (!args.includes('--enable-priority-scheduling')) return null;
+    return args.includes('--schedule-low-priority-values-first') ? 'lower-first' : 'higher-first';
+  }
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const v = a === '--scheduling-policy' ? args[i + 1] : a.startsWith('--scheduling-policy=') ? a.slice('--scheduling-policy='.length) : undefined;
+    if (v !== undefined) return v === 'priority' ? 'lower-first' : null;
+  }
+  return null;
+}
+
 /** The whole number an engine flag is given (`--flag N` or `--flag=N`), or null. */
 function wholeArg(args: readonly string[], flag: string): number | null {
   for (let i = 0; i < args.length; i++) {
@@ -130,5 +149,6 @@ function wholeArg(args: readonly string[], flag: string): number | null {
 export function endpointOf(model: PlacedModel, profile: PlacedProfile | undefined, spec: ShardSpec, id: string): PlacedEndpoint {
   const host = spec.httpHost && spec.httpHost !== '0.0.0.0' ? spec.httpHost : (spec.nodeIp ?? '127.0.0.1');
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${spec.httpPort}`;
-  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(spec.extraArgs ?? []), stepBudget: stepBudgetOf(spec.extraArgs ?? []), gpus: spec.tp * spec.pp };
+  const args = spec.extraArgs ?? [];
+  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(args), stepBudget: stepBudgetOf(args), enginePriority: enginePriorityOf(spec.engine, args), gpus: spec.tp * spec.pp };
 }

@@ -40,6 +40,8 @@ export interface PlacedEndpoint {
   gpus: number;
   /** The per-step token budget (`max_num_batched_tokens`, from the config or the profile's engine args); 0: none; null or absent: unknown. */
   stepBudget?: number | null;
+  /** How the engine orders the request's `priority` field, from the profile's engine args; null or absent: it does not. */
+  enginePriority?: 'lower-first' | 'higher-first' | null;
 }
 
 /** An endpoint of the config's static list, as a reload hands it over. */

@@ -4,13 +4,15 @@
 //
 // What a router can observe must behave as in vLLM, so the scheduler follows vLLM v1:
 // - every step first serves RUNNING sequences (a decode needs 1 token, an unfinished
-//   prefill the rest of its prompt), then admits WAITING ones first-come-first-served while
+//   prefill the rest of its prompt), then admits WAITING ones in queue order (first come,
+//   first served; by request priority under `schedulingPolicy: 'priority'`) while
 //   fewer than max_num_seqs run, the step's token budget (max_num_batched_tokens) lasts and
 //   the KV cache can hold the next chunk; a long prompt is prefilled in chunks;
 // - KV blocks are taken lazily, chunk by chunk; a new sequence reuses cached prefix blocks;
 // - when a running sequence needs a block and none is free, the most recently admitted
-//   running sequence is preempted (recompute: its blocks freed, it goes back to the FRONT
-//   of the queue) and no new sequence is admitted in that step;
+//   running sequence (under `priority`, the least urgent) is preempted (recompute: its
+//   blocks freed, it goes back to the FRONT of the queue, or to its place by priority)
+//   and no new sequence is admitted in that step;
 // - a step lasts β0 + β1·prefill_tokens + β2·decode_tokens µs (calibration.md), divided by
 //   `speed`; a sequence emits its first token in the step that completes its prefill, then
 //   one token per step.
@@ -60,6 +62,15 @@ export const ENGINE_DEFAULTS = Object.freeze({
  */
 export type GaugeTiming = 'step' | 'live';
 
+/**
+ * How the waiting queue is ordered, as vLLM's `--scheduling-policy`: `fcfs`, by arrival;
+ * `priority`, by the request's `priority` (lower first), then arrival, and a KV-cache
+ * shortage preempts the running sequence of the lowest priority (latest arrival among
+ * equals) instead of the last admitted. As in vLLM, a full batch (max_num_seqs) is never
+ * preempted for a waiting request of higher priority: it waits for a slot, first in line.
+ */
+export type SchedulingPolicy = 'fcfs' | 'priority';
+
 export interface SimEngineConfig {
   maxNumSeqs?: number | undefined;
   numGpuBlocks?: number | undefined;
@@ -67,6 +78,8 @@ export interface SimEngineConfig {
   maxModelLen?: number | undefined;
   /** Per-step token budget; 0 = none (no chunked prefill). */
   maxNumBatchedTokens?: number | undefined;
+  /** vLLM's --scheduling-policy (see `SchedulingPolicy`). */
+  schedulingPolicy?: SchedulingPolicy | undefined;
   gauges?: GaugeTiming | undefined;
   /** > 0: the gauges change only every this many ms (on a grid from the engine's start). */
   gaugeLagMs?: number | undefined;
@@ -93,6 +106,8 @@ export interface SubmitRequest {
   outputTokenIds: readonly number[];
   /** Reason reported when the planned output is exhausted. */
   finishReason: 'stop' | 'length';
+  /** Lower runs first under the `priority` policy; 0 when unset. */
+  priority?: number | undefined;
   /** Output token `index` was produced (its id is `outputTokenIds[index]`). */
   onToken?: ((seq: Sequence, index: number) => void) | undefined;
   onFinish?: ((seq: Sequence, reason: FinishReason) => void) | undefined;
@@ -104,6 +119,7 @@ export class Sequence {
   readonly numPromptTokens: number;
   readonly plannedOutput: readonly number[];
   readonly plannedFinish: 'stop' | 'length';
+  readonly priority: number;
   /** Prompt followed by the output emitted so far. */
   readonly tokens: number[];
   state: SequenceState = 'waiting';
@@ -132,6 +148,7 @@ export class Sequence {
     this.numPromptTokens = req.promptTokenIds.length;
     this.plannedOutput = req.outputTokenIds;
     this.plannedFinish = req.finishReason;
+    this.priority = req.priority ?? 0;
     this.tokens = req.promptTokenIds.slice();
     this.arrivalMs = arrivalMs;
     this.handlers = { onToken: req.onToken, onFinish: req.onFinish };
@@ -189,6 +206,7 @@ export class SimEngine {
   readonly maxNumBatchedTokens: number;
   readonly speed: number;
   readonly stepModel: StepModel;
+  readonly schedulingPolicy: SchedulingPolicy;
   readonly kv: KvCache;
   readonly counters: EngineCounters = {
     steps: 0,
@@ -202,7 +220,7 @@ export class SimEngine {
 
   private readonly clock: EngineClock;
   private readonly maxLagMs: number;
-  // FCFS queue; preempted sequences are put back at the front.
+  // In scheduling order (`enqueue`): FCFS, with preempted sequences put back at the front.
   private readonly waiting: Sequence[] = [];
   // In admission order: the last one is the first to be preempted.
   private readonly running: Sequence[] = [];
@@ -236,6 +254,8 @@ export class SimEngine {
     this.speed = config.speed ?? ENGINE_DEFAULTS.speed;
     this.stepModel = config.stepModel ?? LLAMA_3_1_8B_H100;
     this.maxLagMs = config.maxLagMs ?? ENGINE_DEFAULTS.maxLagMs;
+    this.schedulingPolicy = config.schedulingPolicy ?? 'fcfs';
+    if (this.schedulingPolicy !== 'fcfs' && this.schedulingPolicy !== 'priority') throw new RangeError(`schedulingPolicy must be fcfs or priority, not '${String(this.schedulingPolicy)}'`);
     this.clock = config.clock ?? realClock;
     checkWhole('maxNumSeqs', this.maxNumSeqs, 1);
     checkWhole('numGpuBlocks', numGpuBlocks, 1);
@@ -330,8 +350,10 @@ export class SimEngine {
     if (req.promptTokenIds.length < 1 || req.outputTokenIds.length < 1) throw new RangeError('a sequence needs at least one prompt token and one output token');
     if (total > this.maxModelLen) throw new RangeError(`prompt + output is ${total} tokens, over max_model_len ${this.maxModelLen}`);
     if (this.live.has(req.id)) throw new RangeError(`request id '${req.id}' is already in the engine`);
+    if (req.priority !== undefined && !Number.isSafeInteger(req.priority)) throw new RangeError(`priority must be an integer, not ${req.priority}`);
+    if ((req.priority ?? 0) !== 0 && this.schedulingPolicy !== 'priority') throw new RangeError(`Got priority ${req.priority} but Priority scheduling is not enabled.`);
     const seq = new Sequence(req, this.clock.now());
-    this.waiting.push(seq);
+    this.enqueue(seq, false);
     this.live.set(seq.id, seq);
     this.kick();
     this.gaugesChanged();
@@ -419,7 +441,7 @@ export class SimEngine {
     return step;
   }
 
-  /** One scheduling pass at `start` (vLLM v1 Scheduler.schedule, FCFS policy). */
+  /** One scheduling pass at `start` (vLLM v1 Scheduler.schedule). */
   private schedule(start: number): Step | null {
     let budget = this.maxNumBatchedTokens;
     const seqs: Sequence[] = [];
@@ -427,14 +449,24 @@ export class SimEngine {
     let prefill = 0;
     let decode = 0;
     let preempted = false;
+    // A decode computes only the token sampled last step; anything else is prefill
+    // (including the recompute of a preempted sequence's output).
+    const isDecode = (seq: Sequence, n: number): boolean => n === 1 && seq.numOutputTokens > 0 && seq.numComputed === seq.tokens.length - 1;
     const take = (seq: Sequence, n: number): void => {
       seqs.push(seq);
       counts.push(n);
       budget -= n;
-      // A decode computes only the token sampled last step; anything else is prefill
-      // (including the recompute of a preempted sequence's output).
-      if (n === 1 && seq.numOutputTokens > 0 && seq.numComputed === seq.tokens.length - 1) decode++;
+      if (isDecode(seq, n)) decode++;
       else prefill += n;
+    };
+    const untake = (seq: Sequence): void => {
+      const k = seqs.indexOf(seq);
+      const n = counts[k]!;
+      seqs.splice(k, 1);
+      counts.splice(k, 1);
+      budget += n;
+      if (isDecode(seq, n)) decode--;
+      else prefill -= n;
     };
 
     for (let i = 0; i < this.running.length && budget > 0; ) {
@@ -442,7 +474,14 @@ export class SimEngine {
       const n = Math.min(seq.tokens.length - seq.numComputed, budget);
       let ok = this.allocateSlots(seq, n, []);
       while (!ok) {
-        const victim = this.running.pop()!;
+        const v = this.victimIndex();
+        const victim = this.running[v]!;
+        this.running.splice(v, 1);
+        // A victim scheduled earlier in this step gives its tokens back.
+        if (v < i) {
+          untake(victim);
+          i--;
+        }
         this.preempt(victim, start);
         preempted = true;
         if (victim === seq) break;
@@ -466,7 +505,7 @@ export class SimEngine {
       seq.numComputed = cached;
       if (!this.allocateSlots(seq, n, hits)) {
         seq.numComputed = 0;
-        break; // FCFS: nobody overtakes the head of the queue
+        break; // nobody overtakes the head of the queue
       }
       this.waiting.shift();
       seq.state = 'running';
@@ -507,6 +546,36 @@ export class SimEngine {
     return true;
   }
 
+  /** Which running sequence a KV shortage preempts: the last admitted (FCFS), or the least urgent (priority). */
+  private victimIndex(): number {
+    const running = this.running;
+    if (this.schedulingPolicy === 'fcfs') return running.length - 1;
+    let v = running.length - 1;
+    for (let k = running.length - 2; k >= 0; k--) {
+      const a = running[k]!;
+      const b = running[v]!;
+      if (a.priority > b.priority || (a.priority === b.priority && a.arrivalMs > b.arrivalMs)) v = k;
+    }
+    return v;
+  }
+
+  /**
+   * Puts `seq` in the waiting queue where the policy says: FCFS at the back, or at the
+   * front when it was preempted; by priority after every sequence that goes before it
+   * (lower priority value, then earlier arrival).
+   */
+  private enqueue(seq: Sequence, preempted: boolean): void {
+    const waiting = this.waiting;
+    if (this.schedulingPolicy === 'fcfs') {
+      if (preempted) waiting.unshift(seq);
+      else waiting.push(seq);
+      return;
+    }
+    let k = waiting.length;
+    while (k > 0 && (waiting[k - 1]!.priority > seq.priority || (waiting[k - 1]!.priority === seq.priority && waiting[k - 1]!.arrivalMs > seq.arrivalMs))) k--;
+    waiting.splice(k, 0, seq);
+  }
+
   private preempt(seq: Sequence, atMs: number): void {
     this.kv.release(seq.blocks);
     seq.blocks = [];
@@ -514,7 +583,7 @@ export class SimEngine {
     seq.numHashedBlocks = 0;
     seq.state = 'waiting';
     seq.numPreemptions++;
-    this.waiting.unshift(seq);
+    this.enqueue(seq, true);
     this.counters.preemptions++;
     for (const o of this.observers) o.onPreempted?.(seq, atMs);
   }

@@ -52,7 +52,7 @@ interface Route {
 }
 
 export function createSimHttpServer(o: SimHttpOptions): Server {
-  const served: ServedModel = { name: o.model, maxModelLen: o.engine.maxModelLen };
+  const served: ServedModel = { name: o.model, maxModelLen: o.engine.maxModelLen, priorityScheduling: o.engine.schedulingPolicy === 'priority' };
   const bodyLimit = o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
   const createdAt = Math.floor(Date.now() / 1000);
   const ctx = { engine: o.engine, model: o.model, engineSeed: o.seed };

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { LlmgwError } from '../errors.js';
 import { urlFor } from '../net/host-port.js';
 import type { EngineClock } from './clock.js';
-import type { GaugeTiming, StepModel } from './engine.js';
+import type { GaugeTiming, SchedulingPolicy, StepModel } from './engine.js';
 import { SimEngine } from './engine.js';
 import { createSimHttpServer, type FragileOptions } from './http-server.js';
 import type { SimFlavor } from './metrics.js';
@@ -38,6 +38,8 @@ export interface SimEngineOptions {
   gauges?: GaugeTiming | undefined;
   /** > 0: the gauges change only every this many ms, as SGLang's do. Default 0. */
   gaugeLagMs?: number | undefined;
+  /** vLLM's --scheduling-policy; default fcfs. */
+  schedulingPolicy?: SchedulingPolicy | undefined;
   /** Step-time coefficients (µs); default Llama-3.1-8B on one H100. */
   stepModel?: StepModel | undefined;
   /** Request bodies over this many bytes get a 413; default 32 MiB. */
@@ -68,6 +70,7 @@ export async function startSimEngine(o: SimEngineOptions): Promise<RunningSim> {
       maxNumBatchedTokens: o.maxNumBatchedTokens,
       gauges: o.gauges,
       gaugeLagMs: o.gaugeLagMs,
+      schedulingPolicy: o.schedulingPolicy,
       speed: o.speed,
       stepModel: o.stepModel,
       clock: o.clock,

@@ -10,6 +10,8 @@ import { applyChatTemplate, tokenize } from './tokenizer.js';
 export interface ServedModel {
   name: string;
   maxModelLen: number;
+  /** Whether the engine runs with a priority policy: a non-zero `priority` is refused otherwise, as vLLM does. */
+  priorityScheduling: boolean;
 }
 
 /** A chat or completions request reduced to what the engine needs. */
@@ -25,6 +27,8 @@ export interface GenerationRequest {
   maxTokens: number | undefined;
   /** The request's sampling seed, if any. */
   seed: number | undefined;
+  /** vLLM's `priority` extension: lower runs first under a priority policy; 0 when absent. */
+  priority: number;
 }
 
 /** Most choices per prompt; vLLM has no hard limit, but the sim should not be a memory bomb. */
@@ -81,8 +85,11 @@ function common(b: Record<string, unknown>, kind: GenerationRequest['kind'], pro
   if (n > MAX_N) throw invalid(`'n' must be at most ${MAX_N}, not ${n}`, 'n');
   const seed = b['seed'];
   if (seed !== undefined && seed !== null && !Number.isSafeInteger(seed)) throw invalid("'seed' must be an integer", 'seed');
+  const priority = b['priority'] ?? 0;
+  if (!Number.isSafeInteger(priority)) throw invalid("'priority' must be an integer", 'priority');
+  if (priority !== 0 && !served.priorityScheduling) throw invalid(`Got priority ${String(priority)} but Priority scheduling is not enabled.`, 'priority');
   for (const p of prompts) checkContext(p.length, maxTokens, served.maxModelLen);
-  return { kind, prompts, n, stream, includeUsage, maxTokens, seed: typeof seed === 'number' ? seed : undefined };
+  return { kind, prompts, n, stream, includeUsage, maxTokens, seed: typeof seed === 'number' ? seed : undefined, priority: priority as number };
 }
 
 function checkContext(promptTokens: number, maxTokens: number | undefined, maxModelLen: number): void {

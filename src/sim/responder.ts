@@ -154,6 +154,7 @@ export function respondGeneration(ctx: ResponderContext, gen: GenerationRequest,
       promptTokenIds: c.prompt,
       outputTokenIds: c.plan.tokenIds,
       finishReason: c.plan.finishReason,
+      priority: gen.priority,
       onToken: (_seq, i) => {
         c.emitted = i + 1;
         c.text += c.plan.pieces[i]!;

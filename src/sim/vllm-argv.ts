@@ -28,6 +28,7 @@ export interface VllmServeArgs {
   readonly maxNumBatchedTokens: number | undefined;
   /** `--num-gpu-blocks-override`. */
   readonly numGpuBlocks: number | undefined;
+  readonly schedulingPolicy: 'fcfs' | 'priority';
 }
 
 /** Flags without a value: the next word is not theirs. */
@@ -65,6 +66,8 @@ export function parseVllmServeArgs(argv: readonly string[]): VllmServeArgs {
     return n;
   };
   const port = int(['--port'], 0) ?? 8000;
+  const policy = flags.get('--scheduling-policy') ?? 'fcfs';
+  if (policy !== 'fcfs' && policy !== 'priority') throw bad(`--scheduling-policy must be fcfs or priority, not '${policy}'`);
   if (port > 65_535) throw bad(`--port must be at most 65535, not ${port}`);
   return {
     model,
@@ -81,5 +84,6 @@ export function parseVllmServeArgs(argv: readonly string[]): VllmServeArgs {
     maxModelLen: int(['--max-model-len'], 1),
     maxNumBatchedTokens: int(['--max-num-batched-tokens'], 0),
     numGpuBlocks: int(['--num-gpu-blocks-override'], 1),
+    schedulingPolicy: policy,
   };
 }

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     maxNumSeqs: args.maxNumSeqs,
     maxModelLen: args.maxModelLen,
     maxNumBatchedTokens: args.maxNumBatchedTokens,
+    schedulingPolicy: args.schedulingPolicy,
     numGpuBlocks: args.numGpuBlocks,
   });
   log(`Starting vLLM API server on ${sim.url}`);

@@ -79,7 +79,7 @@ function specOf(e: EndpointState): EndpointSpec {
 }
 
 function placedSpec(e: PlacedEndpoint): EndpointSpec {
-  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: 0, pool: null, batchSize: e.batchSize, stepBudget: e.stepBudget ?? null, gpus: e.gpus };
+  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: 0, pool: null, batchSize: e.batchSize, stepBudget: e.stepBudget ?? null, enginePriority: e.enginePriority ?? null, gpus: e.gpus };
 }
 
 function configuredSpec(e: ConfiguredEndpoint): EndpointSpec {

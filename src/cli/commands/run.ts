@@ -40,6 +40,7 @@ export class RunCommand extends Command {
   maxNumBatchedTokens = Option.String('--max-num-batched-tokens', { description: 'sim: per-step token budget; 0 = none, every admitted prompt prefilled in one step as without chunked prefill (default 8192)' });
   gauges = Option.String('--gauges', { description: 'sim: live (queues as they are when scraped) or step (the last step\'s scheduler stats, as vLLM; default)' });
   gaugeLagMs = Option.String('--gauge-lag-ms', { description: 'sim: gauges change only every N ms, as SGLang\'s do (default 0: no lag)' });
+  schedulingPolicy = Option.String('--scheduling-policy', { description: 'sim: fcfs (default) or priority: the waiting queue ordered by the request\'s priority field, lower first, as vLLM\'s' });
   fragile = Option.Boolean('--fragile', false, { description: 'sim: exit on a request whose standard fields have wrong types or ranges, as a careless engine would (for testing what stands in front of it)' });
   poisonMarker = Option.String('--poison-marker', { description: 'sim: with --fragile, also exit on a valid request whose prompt contains this text' });
 
@@ -86,6 +87,8 @@ export class RunCommand extends Command {
     if (flavor !== 'vllm' && flavor !== 'sglang') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--flavor must be vllm or sglang, not '${flavor}'`);
     const gauges = this.gauges ?? 'step';
     if (gauges !== 'live' && gauges !== 'step') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--gauges must be live or step, not '${gauges}'`);
+    const schedulingPolicy = this.schedulingPolicy ?? 'fcfs';
+    if (schedulingPolicy !== 'fcfs' && schedulingPolicy !== 'priority') throw new LlmgwError('LLMGW_INVALID_REQUEST', `--scheduling-policy must be fcfs or priority, not '${schedulingPolicy}'`);
     await runSim(
       {
       host,
@@ -100,6 +103,7 @@ export class RunCommand extends Command {
       maxNumBatchedTokens: integer(this.maxNumBatchedTokens, '--max-num-batched-tokens'),
       gauges,
       gaugeLagMs: integer(this.gaugeLagMs, '--gauge-lag-ms'),
+      schedulingPolicy,
         fragile: this.fragile ? { poisonMarker: this.poisonMarker ?? null } : undefined,
       },
       listen,
