@@ -21,6 +21,8 @@ export interface ModelAdmissionStats {
   model: string;
   /** Why the model's engines count as saturated now for the first band, or null. */
   saturated: string | null;
+  /** Requests per replica the lower bands may keep in flight to an engine of unknown batch size while the first band is active. */
+  adaptiveLimit: number;
   bands: BandView[];
 }
 

@@ -5,35 +5,45 @@ import { AdaptiveLimit } from '../../../src/router/admission/adaptive-limit.js';
 test('fast first tokens grow the limit by one each until the first slow one, then by one per limit\'s worth', () => {
   const l = new AdaptiveLimit();
   assert.is(l.limit, 4, 'a new engine starts small');
-  for (let i = 0; i < 12; i++) l.sample(20, i, i);
+  for (let i = 0; i < 12; i++) l.sample(20, i, i, 1_000);
   assert.is(l.limit, 16, 'slow start: one more per fast sample');
-  l.sample(200, 100, 100); // queueing inside the engine: ten times the baseline
+  l.sample(200, 100, 100, 1_000); // queueing inside the engine: ten times the baseline
   assert.is(l.limit, 12, 'a fifth off');
-  for (let i = 0; i < 12; i++) l.sample(20, 200 + i, 200 + i);
+  for (let i = 0; i < 12; i++) l.sample(20, 200 + i, 200 + i, 1_000);
   assert.is(l.limit, 13, 'then additive: twelve samples make one more');
 });
 
 test('one decrease per round trip: slow samples of requests admitted before it do not shrink it again', () => {
   const l = new AdaptiveLimit();
-  for (let i = 0; i < 16; i++) l.sample(20, i, i);
+  for (let i = 0; i < 16; i++) l.sample(20, i, i, 1_000);
   assert.is(l.limit, 20);
-  l.sample(300, 50, 100);
-  l.sample(300, 60, 101);
-  l.sample(300, 99, 102);
+  l.sample(300, 50, 100, 1_000);
+  l.sample(300, 60, 101, 1_000);
+  l.sample(300, 99, 102, 1_000);
   assert.is(l.limit, 16, 'the requests admitted before the decrease were already in the queue it reacted to');
-  l.sample(300, 150, 200);
+  l.sample(300, 150, 200, 1_000);
   assert.is(l.limit, 12, 'one admitted after it is news');
-  for (let i = 0; i < 50; i++) l.sample(1_000, 300 + i * 10, 301 + i * 10);
+  for (let i = 0; i < 50; i++) l.sample(1_000, 300 + i * 10, 301 + i * 10, 1_000);
   assert.is(l.limit, 1, 'never below one');
 });
 
 test('the baseline is the fastest seen and drifts up only slowly: noise within twice it and 50 ms is not queueing', () => {
   const l = new AdaptiveLimit();
-  l.sample(20, 0, 0);
-  l.sample(89, 1, 1);
+  l.sample(20, 0, 0, 1_000);
+  l.sample(89, 1, 1, 1_000);
   assert.is(l.limit, 6, '89 ms against a 20 ms baseline: within 2× + 50 ms');
-  l.sample(91, 2, 2);
+  l.sample(91, 2, 2, 1_000);
   assert.is(l.limit, 4, '91 ms: past it');
+});
+
+test('a limit the router is nowhere near does not grow: fast samples count only while half of it is in use', () => {
+  const l = new AdaptiveLimit();
+  for (let i = 0; i < 100; i++) l.sample(20, i, i, 3);
+  assert.is(l.limit, 7, 'three in flight: grown to just over twice that, no further');
+  for (let i = 0; i < 100; i++) l.sample(20, 200 + i, 200 + i, 1);
+  assert.is(l.limit, 7, 'a quieter spell does not shrink it either');
+  l.sample(300, 400, 400, 1);
+  assert.is(l.limit, 5, 'a slow sample still does, whatever is in flight');
 });
 
 test.run();

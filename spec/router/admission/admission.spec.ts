@@ -24,7 +24,7 @@ const CFG: AdmissionConfig = {
   prefill_tokens_per_replica: 0,
 };
 
-const TOP = { inTransit: 0, holdBack: null, slowStart: true, limit: 4 };
+const TOP = { inTransit: 0, first: true, slowStart: true, limit: 4 };
 const fresh = (waiting: number, kvUsage = 0.2) => ({ load: { waiting, running: 4, kvUsage }, loadAt: NOW - 100 });
 
 test('each saturation signal on its own: the waiting queue, KV usage, in-flight counts when metrics are stale', () => {
@@ -60,7 +60,7 @@ test('a scrape exactly staleAfterMs old is still read; a full cache must be seen
 test('the reserved share is rounded up: a fraction of a slot keeps a whole one', () => {
   const { eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 7 }));
   const cfg = { ...CFG, reserved_share: 0.2 }; // 1.4 of 7 slots: 2 reserved, 5 for lower bands
-  const bronze = { inTransit: 0, holdBack: 0, slowStart: true, limit: 4 };
+  const bronze = { inTransit: 0, first: false, slowStart: true, limit: 4 };
   eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
   assert.is(saturation(eps, cfg, NOW, STALE, bronze), null);
   eps[0]!.load = { waiting: 0, running: 5, kvUsage: 0.2 };
@@ -131,7 +131,7 @@ test('requests the engine had not counted yet when scraped: the first band trust
   // The router had 10 in flight when the engine reported 8: two had not reached its
   // scheduler yet.
   Object.assign(eps[0]!, { load: { waiting: 0, running: 8, kvUsage: 0.2 }, inflight: 10, inflightAtLoad: 10 });
-  const bronze = { inTransit: 0, holdBack: 0, slowStart: true, limit: 4 };
+  const bronze = { inTransit: 0, first: false, slowStart: true, limit: 4 };
   assert.match(saturation(eps, CFG, NOW, STALE, bronze) ?? '', /no free batch slot/, 'bronze: 10 of 10 slots taken');
   assert.is(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }), null, 'platinum: 2 free slots and the target of 2');
   assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 4 }) ?? '', /none under the target/);
@@ -199,11 +199,11 @@ test('not saturated: admitted at once; saturated: queued, then released highest 
   a.release(Date.now());
   await Promise.resolve();
   assert.equal(order, [], 'still saturated');
-  eps[0]!.load = { waiting: 0, running: 2, kvUsage: 0.5 };
+  eps[0]!.load = { waiting: 0, running: 3, kvUsage: 0.5 }; // one slot free
   eps[0]!.inflightAtLoad = eps[0]!.inflight;
   a.release(Date.now());
   await waits[1];
-  assert.equal(order, ['platinum'], 'bronze leaves room for the platinum request in flight');
+  assert.equal(order, ['platinum'], 'the one free slot goes to the higher band; bronze counts platinum on its way into it');
   (platinum as Permit | null)!.release(Date.now());
   await waits[0];
   assert.equal(order, ['platinum', 'bronze']);
@@ -236,18 +236,18 @@ test('lower bands use no reserved slot, wait for nothing inside the engine, and 
   const now = Date.now();
   assert.is(a.saturated(now, 1), null, '6 running of the 8 slots bronze may fill');
   eps[0]!.inflight = 2; // two more sent since the scrape
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones and 0 kept for the first band/, 'even before any first-band request: the reserve is kept');
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones/, 'even before any first-band request: the reserve is kept');
   assert.is(a.saturated(now, 0), null, 'the first band still has the two reserved slots');
   eps[0]!.inflight = 0;
   const permits = [a.tryAdmit(0, now), a.tryAdmit(0, now), a.tryAdmit(0, now)];
   assert.ok(permits.every((p) => p !== null), 'three platinum requests go');
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'and bronze keeps three more free for the next ones');
+  eps[0]!.inflight = 3;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'in flight, they take the last free slot and the reserve: bronze waits');
+  eps[0]!.inflight = 1;
   permits[0]!.release(now);
-  permits[0]!.release(now);
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'a permit released twice frees its room once: 6 running and 2 kept free fill the 8');
   permits[1]!.release(now);
+  assert.is(a.saturated(now, 1), null, 'two of them done: 7 of the 8');
   permits[2]!.release(now);
-  assert.is(a.saturated(now, 1), null);
 });
 
 test('an idle replica always takes a lower band: a learnt capacity too small for the reserve never holds requests with nothing running', () => {
@@ -269,30 +269,31 @@ test('an idle replica always takes a lower band: a learnt capacity too small for
   assert.ok(new Admission('m', u.table, { ...CFG, reserved_share: 0.2 }, STALE).saturated(now, 1) === null);
 });
 
-test('a lower band\'s request ending frees no slot kept for the first band', () => {
+test('lower bands fill every slot outside the reserve: the first band\'s requests in flight count once, as what the engine holds', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   const now = Date.now();
   Object.assign(eps[0]!, { batchCapacity: 10, loadAt: now, load: { waiting: 0, running: 6, kvUsage: 0.3 } });
-  const a = new Admission('m', table, CFG, STALE);
-  assert.ok(a.tryAdmit(0, now) && a.tryAdmit(0, now), 'two platinum in flight');
+  const a = new Admission('m', table, { ...CFG, reserved_share: 0.2 }, STALE);
+  assert.ok(a.tryAdmit(0, now) && a.tryAdmit(0, now), 'two platinum in flight, among the 6 the engine runs');
   const bronze = a.tryAdmit(1, now);
-  assert.ok(bronze, 'bronze: 4 free slots, 2 kept');
+  assert.ok(bronze, 'bronze: 8 slots outside the reserve of 2, 6 taken');
   bronze.release(now);
   eps[0]!.load = { waiting: 0, running: 8, kvUsage: 0.3 };
-  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones and 2 kept for the first band/);
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot on 1 replicas beyond the reserved ones/, '8 of 8 taken: the 2 reserved stay free');
+  assert.is(a.saturated(now, 0), null, 'for the first band');
 });
 
-test('aging: a lower band held back by the room kept for a steady first band goes once it has aged into the first band', async () => {
+test('aging: a lower band held back by the reserve a steady first band keeps free goes once it has aged into the first band', async () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   const now = Date.now();
-  Object.assign(eps[0]!, { batchCapacity: 10, loadAt: now, load: { waiting: 0, running: 7, kvUsage: 0.3 }, inflight: 7, inflightAtLoad: 7 });
+  Object.assign(eps[0]!, { batchCapacity: 10, loadAt: now, load: { waiting: 0, running: 8, kvUsage: 0.3 }, inflight: 8, inflightAtLoad: 8 });
   const a = new Admission('m', table, { ...CFG, reserved_share: 0.2, aging_ms: 400 }, STALE);
-  for (let i = 0; i < 7; i++) assert.ok(a.tryAdmit(0, now));
+  for (let i = 0; i < 8; i++) assert.ok(a.tryAdmit(0, now));
   let released = false;
   void a.wait(1, now, new AbortController().signal).then((p) => (released = p !== null));
   a.release(now + 300);
   await new Promise(setImmediate);
-  assert.not.ok(released, 'bronze may fill 8 slots; 7 run and 7 more are kept free for platinum');
+  assert.not.ok(released, 'bronze may fill 8 slots, and 8 run');
   a.release(now + 450);
   await new Promise(setImmediate);
   assert.ok(released, 'after one aging period it counts as platinum, and platinum has room');
@@ -300,15 +301,17 @@ test('aging: a lower band held back by the room kept for a steady first band goe
 
 test('engines of unknown size: once the first band has been seen, lower bands go while the router has fewer in flight than the adaptive limit', () => {
   const { table, eps } = tableOf(1, () => fresh(0));
-  Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 4, inflightAtLoad: 1 });
+  Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 3, inflightAtLoad: 1 });
   const a = new Admission('m', table, CFG, STALE);
   const now = Date.now();
-  assert.is(a.saturated(now, 1), null, 'no first-band traffic: a burst goes at once, the engine queues it if it must');
+  assert.is(a.saturated(now, 1), null, 'no first-band traffic: the engine taken to run twice the 1 it was seen running, and 1 may wait');
+  eps[0]!.inflight = 4;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'a burst within one poll interval is counted against that guess: 2 would wait');
   eps[0]!.inflight = 3;
   a.tryAdmit(0, now)!.release(now);
   eps[0]!.inflight = 4;
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: 4 in flight, the limit a new engine starts at');
-  eps[0]!.inflight = 1;
+  eps[0]!.inflight = 3; // the limit is in use: fast samples then say something about it
   for (let i = 0; i < 3; i++) {
     const p = a.tryAdmit(0, now)!;
     p.firstToken(now + 10);
@@ -359,7 +362,8 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
 });
 
 test('a paced prompt whose answer is not streamed counts as prefilled once a streamed first token would have come, not until its whole answer', () => {
-  const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  // Two in flight: half the limit a new engine starts at, in use, so a fast sample grows it.
+  const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, inflight: 2 }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const t0 = Date.now();
   const early = a.tryAdmit(1, t0, 1_500, false)!;

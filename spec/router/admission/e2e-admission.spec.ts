@@ -198,6 +198,7 @@ test('a client that disconnects while queued leaves the queue at once', async ()
   assert.match(ctl.stdout, /\nm\s+gold\s+0\s+-\s+.*no free batch slot on 1 replicas beyond the reserved ones/, ctl.stdout);
   assert.match(ctl.stdout, /\nm\s+silver\s+1\s+\d+\.\ds\s+\d+\s+0\s+0\s+\d+\s+requests of its band or above are queued ahead/, ctl.stdout);
   assert.match(ctl.stdout, /\nm\s+bronze\s+[2-9]\s+\d+\.\ds\s/, ctl.stdout);
+  assert.match(ctl.stdout, /\nm: lower bands keep at most \d+ in flight per replica of unknown batch size/, ctl.stdout);
   ac.abort();
   await leaving;
   await until(async () => {

@@ -45,5 +45,6 @@ export function renderAdmission(models: ModelAdmissionStats[]): string {
       ]);
     }
   }
-  return formatTable(rows);
+  const limits = models.map((m) => `${m.model}: lower bands keep at most ${m.adaptiveLimit} in flight per replica of unknown batch size while the first band is active (adaptive)`);
+  return formatTable(rows) + limits.map((l) => `${l}\n`).join('');
 }

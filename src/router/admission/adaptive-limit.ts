@@ -13,6 +13,8 @@ const SLACK_MS = 50;
 const MAX = 1024;
 /** How far the baseline follows a slower sample: it must rise only if the engine really got slower. */
 const BASELINE_DRIFT = 0.001;
+/** The limit grows only while the router uses at least this share of it. */
+const IN_USE = 0.5;
 
 /**
  * How many requests the router may have in flight per replica before lower bands wait,
@@ -25,6 +27,11 @@ const BASELINE_DRIFT = 0.001;
  * one per limit's worth. Slow (queueing inside the engine): it shrinks by a fifth, once
  * per round trip — samples from requests admitted before the last decrease say nothing
  * about the new limit.
+ *
+ * A fast sample says nothing of a limit the router is nowhere near: it grows only while
+ * at least half of it is in use (as TCP validates its window, RFC 7661). Otherwise an
+ * interactive client alone grew it by one per request, to hundreds, and a batch job
+ * arriving after it went into the engines all at once.
  */
 export class AdaptiveLimit {
   private value = INITIAL;
@@ -36,8 +43,11 @@ export class AdaptiveLimit {
     return Math.floor(this.value);
   }
 
-  /** A request admitted at `admittedAt` had its first token `ttftMs` later. */
-  sample(ttftMs: number, admittedAt: number, now: number): void {
+  /**
+   * A request admitted at `admittedAt` had its first token `ttftMs` later; `inUse`: the
+   * most requests the router has in flight to one replica now.
+   */
+  sample(ttftMs: number, admittedAt: number, now: number, inUse: number): void {
     this.baseline = ttftMs < this.baseline ? ttftMs : this.baseline + (ttftMs - this.baseline) * BASELINE_DRIFT;
     if (ttftMs > this.baseline * TOLERANCE + SLACK_MS) {
       if (admittedAt <= this.lastDecreaseAt) return;
@@ -46,6 +56,7 @@ export class AdaptiveLimit {
       this.lastDecreaseAt = now;
       return;
     }
+    if (inUse < this.value * IN_USE) return;
     this.value = Math.min(MAX, this.value + (this.slowStart ? 1 : 1 / this.value));
   }
 }

@@ -6,6 +6,7 @@ export function admissionStats(admissions: ReadonlyMap<string, Admission>, now: 
   return [...admissions.values()].map((a) => ({
     model: a.model,
     saturated: a.saturated(now),
+    adaptiveLimit: a.adaptiveLimit,
     bands: a.queue.stats().map((b, i) => ({ ...b, oldestWaitMs: a.queue.oldestWait(i, now), held: a.holdReason(i, now) })),
   }));
 }

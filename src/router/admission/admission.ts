@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { LlmgwError } from '../../errors.js';
-import type { EndpointTable } from '../endpoint-table.js';
+import type { EndpointState, EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { needsPacing, PrefillPacing } from './prefill-pacing.js';
@@ -76,9 +76,8 @@ export class Admission {
     // first one after a quiet spell must find a slot, not wait for a full batch to end.
     // The adaptive limit on engines of unknown size only protects the first band: without
     // its traffic, lower bands go at once.
-    const holdBack = band === 0 ? null : this.topInflight;
     const slowStart = this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
-    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, holdBack, slowStart, limit: this.limit.limit });
+    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, first: band === 0, slowStart, limit: this.limit.limit });
   }
 
   /**
@@ -172,7 +171,7 @@ export class Admission {
   /** @internal Permit: a streamed request admitted at `admittedAt` had its first token now. */
   firstToken(admittedAt: number, now: number): void {
     const ttft = now - admittedAt;
-    this.limit.sample(ttft, admittedAt, now);
+    this.limit.sample(ttft, admittedAt, now, mostInflight(this.table.forModel(this.model), now));
     this.streamedTtftMs = this.streamedTtftMs === null ? ttft : this.streamedTtftMs + (ttft - this.streamedTtftMs) * TTFT_SMOOTHING;
   }
 
@@ -202,6 +201,14 @@ export class Admission {
   private releasable(band: number, now: number): boolean {
     return this.saturated(now, this.queue.headRank(band, now)) === null && this.paceHold(band, this.queue.headTokens(band), now) === null;
   }
+}
+
+/** The most requests the router has in flight to one replica taking traffic. */
+function mostInflight(endpoints: readonly EndpointState[], now: number): number {
+  const top = servingPriority(endpoints, now);
+  let most = 0;
+  for (const e of endpoints) if (e.priority === top && usable(e, now) && e.inflight > most) most = e.inflight;
+  return most;
 }
 
 /**

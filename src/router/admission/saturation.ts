@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { EndpointState } from '../endpoint-table.js';
-import { admissionBacklog, backlog, occupancy } from '../load-estimate.js';
+import { admissionBacklog, occupancy } from '../load-estimate.js';
 
 /** Why a model's engines count as saturated, or null when they can take more now. */
 export type Saturation = string | null;
@@ -9,11 +9,13 @@ export interface SaturationQuery {
   /** Released from the admission queue, not yet dispatched: counted as waiting. */
   inTransit: number;
   /**
-   * Null for the first band. For the others, the top band's requests in flight: lower
-   * bands keep as many batch slots free again, on top of `reserved_share`, so an
-   * interactive request arriving finds a free slot instead of waiting for one.
+   * Whether the request is of the first band. The others fill no slot of the reserved
+   * share: that is what an interactive request arriving finds free. (Keeping as many
+   * slots free again as the first band had in flight cost bronze 40–60 % of its
+   * throughput in the admission bench where platinum was a quarter of the load; an
+   * arrival needs a free slot only until the next lower-band request ends.)
    */
-  holdBack: number | null;
+  first: boolean;
   /**
    * For lower bands on an engine whose batch capacity is not learnt yet: true, held to
    * the adaptive `limit` (see `freeSlots`); false, only the waiting target holds them back — nothing
@@ -34,11 +36,12 @@ export interface SaturationQuery {
  * Only replicas of the highest usable priority count, as only they take traffic.
  *
  * The first band may go while some replica has fewer than `target_waiting_per_replica`
- * waiting inside its engine (free batch slots count as room too), trusting the scrape
- * (leaning idle) but counting what the router sent since (`admissionBacklog`). Lower bands are held to a stricter rule (leaning busy): they only fill
- * free batch slots outside the reserved share, and leave as many again as the first
- * band has in flight — a lower-band request waiting inside an engine would take the
- * next free slot ahead of an interactive request arriving a moment later.
+ * of other bands' requests waiting inside its engine (free batch slots count as room
+ * too), trusting the scrape (leaning idle) but counting what the router sent since
+ * (`admissionBacklog`). Lower bands are held to a stricter rule (leaning busy): they only
+ * fill free batch slots outside the reserved share — a lower-band request waiting inside
+ * an engine would take the next free slot ahead of an interactive request arriving a
+ * moment later.
  */
 export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionConfig, now: number, staleAfterMs: number, q: SaturationQuery): Saturation {
   let replicas = 0;
@@ -60,7 +63,7 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
     if (e.load === null || e.loadAt === null || now - e.loadAt > staleAfterMs) continue;
     fresh++;
     // Each band reads only its own rule's figures: this runs on every request.
-    if (q.holdBack === null) {
+    if (q.first) {
       // Free batch slots (a negative backlog) count as room too.
       const ahead = waitingAheadOfTop(e, cfg.kv_ceiling);
       waiting += Math.max(0, ahead);
@@ -77,9 +80,8 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
     const limit = cfg.stale_inflight_per_replica * replicas;
     return inflight >= limit ? `${inflight} requests in flight on ${replicas} replicas with stale metrics (limit ${limit})` : null;
   }
-  if (q.holdBack !== null) {
-    const keep = q.inTransit + q.holdBack;
-    if (free <= keep) return `no free batch slot on ${fresh} replicas beyond the reserved ones and ${q.holdBack} kept for the first band`;
+  if (!q.first) {
+    if (free <= q.inTransit) return `no free batch slot on ${fresh} replicas beyond the reserved ones`;
   } else if (room <= q.inTransit) {
     const transit = q.inTransit > 0 ? `, ${q.inTransit} released on their way` : '';
     return `${Math.round(waiting)} waiting in the engines of ${fresh} replicas${transit}: none under the target of ${target} per replica`;
@@ -133,7 +135,10 @@ export function usable(e: EndpointState, now: number): boolean {
  * reserved share, less what it holds now (leaning busy). While an engine's capacity is
  * not known, the adaptive `limit` on what the router has in flight to it
  * (`adaptive-limit.ts`), and nothing while it is seen queueing. Without `slowStart`,
- * the room under the waiting target instead.
+ * the room under the waiting target instead, taking the engine to run twice the most it
+ * was seen running until it queues (`admissionBacklog`): a batch job arriving at an idle
+ * fleet must not put all of itself in the engines' queues within one poll interval,
+ * where an interactive request arriving a moment later waits behind all of it.
  */
 export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boolean, limit: number): number {
   const load = e.load!;
@@ -143,7 +148,7 @@ export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boo
   // slow the lower bands down but never hold them for good in front of idle engines.
   const idle = e.inflight === 0 && load.running === 0 && load.waiting === 0 ? 1 : 0;
   if (e.batchCapacity === null) {
-    if (!slowStart) return Math.max(idle, cfg.target_waiting_per_replica - backlog(e, cfg.kv_ceiling));
+    if (!slowStart) return Math.max(idle, cfg.target_waiting_per_replica - admissionBacklog(e, cfg.kv_ceiling, 'busy'));
     if (load.waiting > 0 || (load.kvUsage ?? 0) >= cfg.kv_ceiling) return 0;
     return Math.max(idle, limit - e.inflight);
   }
