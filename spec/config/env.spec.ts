@@ -39,6 +39,7 @@ test('each scalar key outside a list has a variable; lists have none', () => {
     'LLMGW_ROUTER__DEFAULT_PROFILE',
     'LLMGW_ROUTER__FIRST_TOKEN_TIMEOUT_MS',
     'LLMGW_ROUTER__IDLE_TIMEOUT_MS',
+    'LLMGW_ROUTER__LOAD_REFRESH_MS',
     'LLMGW_ROUTER__MAX_BODY_BYTES',
     'LLMGW_ROUTER__POLL_INTERVAL_MS',
     'LLMGW_ROUTER__PREFIX__BLOCK_CHARS',

@@ -35,7 +35,7 @@ test('an unknown key names the likely intent', () => {
 
 test('an unknown key with no close match lists the known keys', () => {
   assert.equal(problems(BASE + 'router:\n  turbo: true\n'), [
-    "llmgw.yaml: router: unknown key 'turbo' (known keys: max_body_bytes, connect_timeout_ms, first_token_timeout_ms, idle_timeout_ms, poll_interval_ms, stale_after_ms, default_profile, profiles, admission, retries, cooldown, breaker, prefix)",
+    "llmgw.yaml: router: unknown key 'turbo' (known keys: max_body_bytes, connect_timeout_ms, first_token_timeout_ms, idle_timeout_ms, poll_interval_ms, load_refresh_ms, stale_after_ms, default_profile, profiles, admission, retries, cooldown, breaker, prefix)",
   ]);
 });
 

@@ -36,6 +36,7 @@ router:
   first_token_timeout_ms: 200
   idle_timeout_ms: 300
   poll_interval_ms: 400
+  load_refresh_ms: 450
   stale_after_ms: 500
   default_profile: interactive
   profiles:
@@ -151,6 +152,7 @@ test('a config that sets every key is read as written', () => {
     first_token_timeout_ms: 200,
     idle_timeout_ms: 300,
     poll_interval_ms: 400,
+    load_refresh_ms: 450,
     stale_after_ms: 500,
     default_profile: 'interactive',
     profiles: [{ name: 'interactive', scorers: { queue: 1, kv: 0.5, inflight: 2, prefix: 3, session: 1, weight: 0.1 }, band: 'first' }],
@@ -249,6 +251,7 @@ test('every default is filled in, and optional keys stay unset', () => {
     first_token_timeout_ms: 60000,
     idle_timeout_ms: 30000,
     poll_interval_ms: 1000,
+    load_refresh_ms: 100,
     stale_after_ms: 5000,
     default_profile: 'chat',
     profiles: [],

@@ -36,6 +36,30 @@ test('an endpoint whose URL changed is a new endpoint: its old state does not ca
   await table.close();
 });
 
+test('the router\'s own traffic asks for a fresh scrape between polls, at most one per refresh interval, none while nothing changes', async () => {
+  const asked: string[] = [];
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH, refresh: { ms: 100, ask: (id) => asked.push(id) } });
+  const a = table.add(spec('a', 1));
+  table.applyLoad('a', 1_000, { running: 0, waiting: 0, kvUsage: 0 }, null);
+  const first = table.lease(a, 1_050);
+  assert.equal(asked, [], 'the scrape is 50 ms old: fresh enough');
+  const second = table.lease(a, 1_100);
+  assert.equal(asked, ['a'], 'a request started on a scrape 100 ms old');
+  first.release(1_150);
+  assert.equal(asked, ['a'], 'asked 50 ms ago, no answer yet: not asked again');
+  table.applyLoad('a', 1_160, { running: 1, waiting: 0, kvUsage: 0 }, null);
+  second.release(1_240);
+  assert.equal(asked, ['a'], 'the answer is 80 ms old');
+  table.lease(a, 1_260).release(1_270);
+  assert.equal(asked, ['a', 'a'], 'a request ending counts as a change too');
+  assert.is(a.inflight, 0);
+  table.applyLoad('a', 1_100, { running: 9, waiting: 9, kvUsage: 0 }, null);
+  assert.equal(a.load, { running: 1, waiting: 0, kvUsage: 0 }, 'an older scrape arriving late is dropped');
+  table.applyLoad('a', 1_300, null, '/metrics answered 500');
+  assert.equal([a.load?.running, a.loadError], [1, '/metrics answered 500'], 'a failed scrape keeps the last load and says why');
+  await table.close();
+});
+
 test('an engine back after being down long enough to have restarted has its batch capacity learnt again', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));

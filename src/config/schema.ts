@@ -357,6 +357,11 @@ const schema: SchemaNode = object(
         first_token_timeout_ms: ms('How long to wait for an engine to send its first token, in ms.', 60_000),
         idle_timeout_ms: ms('How long a stream may stay silent between tokens, in ms.', 30_000),
         poll_interval_ms: ms('How often each engine is polled for load and health, in ms.', 1_000),
+        load_refresh_ms: int(
+          "Between polls, an engine's load is scraped again (its /metrics alone) once the router's own traffic to it has changed and the last scrape is this old, in ms: a flood sends a poll interval's worth in milliseconds, and admission and the scheduler read the scrape plus what the router did since. At most one scrape per engine per this many ms, none while nothing changes. 0: polls only.",
+          0,
+          { default: 100 },
+        ),
         stale_after_ms: ms(
           "How old an engine's scraped load may be before the scheduler ignores it and falls back to the router's own in-flight counts, in ms.",
           5_000,

@@ -20,6 +20,7 @@ export interface RouterConfig {
   readonly first_token_timeout_ms: number;
   readonly idle_timeout_ms: number;
   readonly poll_interval_ms: number;
+  readonly load_refresh_ms: number;
   readonly stale_after_ms: number;
   readonly default_profile: string;
   readonly profiles: readonly RoutingProfileConfig[];

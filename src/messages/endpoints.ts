@@ -54,6 +54,8 @@ export interface ConfiguredEndpoint extends PlacedEndpoint {
 /** Protocol of the endpoint registry (main thread): the router's view of every engine. */
 export type EndpointRegistryMsg =
   | { type: 'probe'; probe: EndpointProbe }
+  /** A scrape of the engine's load alone, asked for between polls (`EndpointTable` refresh). */
+  | { type: 'load'; id: string; at: number; load: EngineLoad | null; loadError: string | null }
   | ({ type: 'list' } & Ask<EndpointProbe[]>)
   /**
    * The control plane's whole set of ready replicas, replacing the last one it sent
@@ -65,7 +67,7 @@ export type EndpointRegistryMsg =
   | ({ type: 'configured'; endpoints: ConfiguredEndpoint[] } & Ask<{ added: string[]; removed: string[] }>);
 
 /** Protocol of one endpoint's health poller (a worker thread). */
-export type HealthPollerMsg = { type: 'poll' } | ({ type: 'poll-now' } & Ask<EndpointProbe>);
+export type HealthPollerMsg = { type: 'poll' } | ({ type: 'poll-now' } & Ask<EndpointProbe>) | { type: 'scrape' };
 
 export const ENDPOINT_REGISTRY = address<EndpointRegistryMsg>('endpoint-registry');
 

@@ -80,6 +80,8 @@ export interface EndpointState extends EndpointSpec {
    * first-band request could find queued ahead of it inside the engine.
    */
   topInflight: number;
+  /** When a scrape between polls was last asked for (`EndpointTable.touched`). */
+  refreshAskedAt: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
   draining: boolean;
   readonly health: EndpointHealth;
@@ -90,6 +92,8 @@ export interface EndpointState extends EndpointSpec {
 export interface EndpointTableOptions {
   connectTimeoutMs: number;
   health: HealthPolicy;
+  /** Scrapes of an engine's load asked for between polls as the router's traffic to it changes (`touched`); absent: polls only. */
+  refresh?: { ms: number; ask: (id: string) => void };
   onBreakerChange?: (endpoint: string, from: BreakerState, to: BreakerState) => void;
 }
 
@@ -127,6 +131,7 @@ export class EndpointTable {
       downSince: null,
       inflight: 0,
       topInflight: 0,
+      refreshAskedAt: -Infinity,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
       http: new Pool(spec.url, { connections: 256, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 }),
@@ -193,21 +198,47 @@ export class EndpointTable {
     e.probedAt = probe.at;
     // Only a probe that read /v1/models knows; an engine down keeps what it last said.
     if (probe.ready) e.maxModelLen = probe.maxModelLen;
-    if (probe.load) {
-      e.load = probe.load;
-      e.loadAt = probe.at;
-      // In flight when the scrape was taken, not now: what started since is not in the
-      // engine's counts, and what ended since still is.
-      const log = e.inflightLog;
-      e.inflightAtLoad = e.inflight - log.startedSince(probe.at) + log.endedSince(probe.at);
-      e.queuedScrapes = probe.load.waiting > 0 ? e.queuedScrapes + 1 : 0;
-      e.peakRunning = Math.max(e.peakRunning, probe.load.running);
-      // A configured batch size is the truth; learning only stands in for one.
-      if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, probe.load, e.queuedScrapes, e.peakRunning);
-      e.loadError = null;
-    } else {
-      e.loadError = probe.loadError;
+    this.loaded(e, probe.at, probe.load, probe.loadError);
+  }
+
+  /** A scrape of `id`'s load alone, taken at `at` (a refresh between polls). */
+  applyLoad(id: string, at: number, load: EngineLoad | null, loadError: string | null): void {
+    const e = this.byId.get(id);
+    if (e) this.loaded(e, at, load, loadError);
+  }
+
+  private loaded(e: EndpointState, at: number, load: EngineLoad | null, loadError: string | null): void {
+    if (!load) {
+      e.loadError = loadError;
+      return;
     }
+    // A poll and a refresh can cross: an older scrape says nothing new.
+    if (e.loadAt !== null && at < e.loadAt) return;
+    e.load = load;
+    e.loadAt = at;
+    // In flight when the scrape was taken, not now: what started since is not in the
+    // engine's counts, and what ended since still is.
+    const log = e.inflightLog;
+    e.inflightAtLoad = e.inflight - log.startedSince(at) + log.endedSince(at);
+    e.queuedScrapes = load.waiting > 0 ? e.queuedScrapes + 1 : 0;
+    e.peakRunning = Math.max(e.peakRunning, load.running);
+    // A configured batch size is the truth; learning only stands in for one.
+    if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, load, e.queuedScrapes, e.peakRunning);
+    e.loadError = null;
+  }
+
+  /**
+   * The router's own traffic to `e` changed: ask for a fresh scrape of its load if the
+   * last one (or the last ask) is at least `refreshMs` old. Every estimate of what an
+   * engine holds is its last scrape plus what the router did since, and a flood does a
+   * poll interval's worth in milliseconds; between polls, this keeps the scrape to within
+   * `refreshMs` of the traffic, at no cost while nothing changes.
+   */
+  touched(e: EndpointState, now: number): void {
+    const r = this.opts.refresh;
+    if (!r || now - e.refreshAskedAt < r.ms || (e.loadAt !== null && now - e.loadAt < r.ms)) return;
+    e.refreshAskedAt = now;
+    r.ask(e.id);
   }
 
   /**
@@ -216,7 +247,7 @@ export class EndpointTable {
    * in-flight log and the breaker's trial cannot be left unbalanced by a missed path.
    */
   lease(ep: EndpointState, now: number, firstBand = false): Lease {
-    return new Lease(ep, now, firstBand);
+    return new Lease(ep, now, firstBand, this);
   }
 
   /** The longest context among the model's ready endpoints; null while none has listed one. */
@@ -285,10 +316,12 @@ export class Lease {
     readonly endpoint: EndpointState,
     now: number,
     private readonly firstBand = false,
+    private readonly table: Pick<EndpointTable, 'touched'> | null = null,
   ) {
     endpoint.inflight++;
     if (firstBand) endpoint.topInflight++;
     endpoint.inflightLog.started(now);
+    table?.touched(endpoint, now);
     endpoint.health.begin(now);
   }
 
@@ -319,6 +352,7 @@ export class Lease {
     this.endpoint.inflight--;
     if (this.firstBand) this.endpoint.topInflight--;
     this.endpoint.inflightLog.ended(now);
+    this.table?.touched(this.endpoint, now);
   }
 
   private report(): boolean {

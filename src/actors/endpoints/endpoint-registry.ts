@@ -39,6 +39,7 @@ export const endpointRegistry = defineActor<EndpointRegistryMsg>()({
         else ctx.log.warn('endpoint not ready', { endpoint: m.probe.id, reason: m.probe.reason });
       }
     },
+    load: (s, m) => s.table.applyLoad(m.id, m.at, m.load, m.loadError),
     list: (s): EndpointProbe[] =>
       s.table.all().map((e) => ({
         id: e.id,

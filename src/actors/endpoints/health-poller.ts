@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { EndpointRegistryMsg, HealthPollerMsg } from '../../messages/endpoints.js';
 import type { Address } from '../../runtime/index.js';
-import { probeEndpoint } from '../../router/scrape/endpoint-probe.js';
+import { probeEndpoint, scrapeEndpointLoad } from '../../router/scrape/endpoint-probe.js';
 import { defineActor } from '../../runtime/actor.js';
 
 export interface HealthPollerArgs {
@@ -35,6 +35,9 @@ export const healthPoller = defineActor<HealthPollerMsg>()({
       const p = await probeEndpoint(s, s.pool);
       ctx.ref(s.registry).tell({ type: 'probe', probe: p });
       return p;
+    },
+    scrape: async (s, _m, ctx) => {
+      ctx.ref(s.registry).tell({ type: 'load', id: s.id, ...(await scrapeEndpointLoad(s, s.pool)) });
     },
   },
   onStop: (s) => s.pool.destroy(),

@@ -25,6 +25,12 @@ export async function probeEndpoint(s: ProbeTarget, pool: Dispatcher): Promise<E
   return { id: s.id, at, ...readiness, ...scrape };
 }
 
+/** The engine's load alone (`/metrics`): what a refresh between polls reads. */
+export async function scrapeEndpointLoad(s: ProbeTarget, pool: Dispatcher): Promise<Pick<EndpointProbe, 'at' | 'load' | 'loadError'>> {
+  const at = Date.now();
+  return { at, ...(await scrapeLoad((path) => pool.request({ method: 'GET', path, headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs }))) };
+}
+
 type Get = (path: string) => Promise<Dispatcher.ResponseData>;
 
 const describe = (err: unknown): string => {
