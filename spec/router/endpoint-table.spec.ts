@@ -84,6 +84,27 @@ test('an engine back after being down long enough to have restarted has its batc
   await table.close();
 });
 
+test('once the step time is known, requests that only arrived during the last steps are not taken for a full batch', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  const scrape = (at: number, waiting: number, running: number, itlSeconds: number, tokens: number) => table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: itlSeconds, count: tokens } }, null);
+  scrape(1_000, 0, 4, 1, 100);
+  scrape(1_100, 0, 4, 2, 200);
+  assert.is(e.stepMs, 10, '1 s of inter-token time over 100 tokens: 10 ms a step');
+  // A flood: the router starts 3 requests in the 20 ms before each scrape.
+  const leases = [];
+  for (const at of [1_185, 1_190, 1_195, 1_285, 1_290, 1_295]) leases.push(table.lease(e, at));
+  scrape(1_200, 3, 6, 2.5, 250);
+  scrape(1_300, 3, 9, 3, 300);
+  assert.is(e.batchCapacity, null, 'the 3 waiting are the 3 that arrived in the last two steps: no capacity learnt');
+  for (const at of [1_310, 1_320, 1_330, 1_340, 1_350, 1_360, 1_370, 1_380]) leases.push(table.lease(e, at));
+  scrape(1_400, 6, 9, 3.5, 350);
+  scrape(1_500, 4, 9, 4, 400);
+  assert.is(e.batchCapacity, 9, 'more waiting than could have just arrived, two scrapes in a row: full at 9');
+  for (const l of leases) l.release(1_600);
+  await table.close();
+});
+
 test('requests waiting beside free slots do not teach a smaller batch than the engine was seen running', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));

@@ -10,12 +10,13 @@ import { EndpointTable } from '../../src/router/endpoint-table.js';
 import { MetricsParseError, parseEngineLoad } from '../../src/router/scrape/engine-load.js';
 import { ENDPOINT_REGISTRY, healthPollerAddress } from '../../src/messages/endpoints.js';
 import { ActorSystem } from '../../src/runtime/index.js';
+import { until } from '../support/until.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../spec/fixtures/metrics/', import.meta.url));
 const capture = (name: string): string => readFileSync(FIXTURES + name, 'utf8');
 
 test('a real SGLang capture: queue depth, running batch and token usage', () => {
-  assert.equal(parseEngineLoad(capture('sglang-llama-3.1-8b.prom')), { waiting: 2826, running: 162, kvUsage: 0.28 });
+  assert.equal(parseEngineLoad(capture('sglang-llama-3.1-8b.prom')), { waiting: 2826, running: 162, kvUsage: 0.28, itl: { sum: 866964.5791549598, count: 7.400757e6 } });
 });
 
 test('a real vLLM v1 capture', () => {
@@ -57,6 +58,21 @@ test('the deprecated vLLM KV name is read; NaN samples are skipped', () => {
   assert.equal(parseEngineLoad(text), { waiting: 0, running: 1, kvUsage: 0.35 });
 });
 
+test('inter-token latency totals, under each name, summed over data-parallel engines', () => {
+  const v = `vllm:num_requests_running{engine="0",model_name="m"} 1
+vllm:inter_token_latency_seconds_sum{engine="0",model_name="m"} 1.5
+vllm:inter_token_latency_seconds_count{engine="0",model_name="m"} 100
+vllm:inter_token_latency_seconds_sum{engine="1",model_name="m"} 0.5
+vllm:inter_token_latency_seconds_count{engine="1",model_name="m"} 20
+vllm:inter_token_latency_seconds_bucket{engine="1",le="0.01",model_name="m"} 20
+`;
+  assert.equal(parseEngineLoad(v).itl, { sum: 2, count: 120 });
+  const old = 'vllm:num_requests_running 1\nvllm:time_per_output_token_seconds_sum 3\nvllm:time_per_output_token_seconds_count 60\n';
+  assert.equal(parseEngineLoad(old).itl, { sum: 3, count: 60 }, 'the name before vLLM 0.11');
+  assert.equal(parseEngineLoad('sglang:num_running_reqs 1\nsglang:inter_token_latency_seconds_sum 1\nsglang:inter_token_latency_seconds_count 10\n').itl, { sum: 1, count: 10 });
+  assert.is(parseEngineLoad('vllm:num_requests_running 1\n').itl, undefined, 'absent, not zero');
+});
+
 test('a page that is not an engine is an error that says what is missing', () => {
   assert.throws(() => parseEngineLoad('# HELP process_cpu_seconds_total x\nprocess_cpu_seconds_total 12.5\n'), (e: unknown) => e instanceof MetricsParseError && /--enable-metrics|metrics enabled/.test((e as Error).message));
   assert.throws(() => parseEngineLoad('<!doctype html><html></html>'), (e: unknown) => e instanceof MetricsParseError);
@@ -82,7 +98,7 @@ test('the poller reads queue depth and KV usage from a real vLLM and a real SGLa
     await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table } });
     const cases = [
       { id: 'v', url: vllm.url, model: 'RedHatAI/gemma-4-31B-it-NVFP4', load: { waiting: 0, running: 1, kvUsage: 0.0798685 } },
-      { id: 's', url: sglang.url, model: 'meta-llama/Llama-3.1-8B-Instruct', load: { waiting: 2826, running: 162, kvUsage: 0.28 } },
+      { id: 's', url: sglang.url, model: 'meta-llama/Llama-3.1-8B-Instruct', load: { waiting: 2826, running: 162, kvUsage: 0.28, itl: { sum: 866964.5791549598, count: 7.400757e6 } } },
     ];
     for (const c of cases) {
       table.add({ id: c.id, url: c.url, models: [c.model], weight: 1, priority: 0, pool: null });
@@ -104,6 +120,48 @@ test('the poller reads queue depth and KV usage from a real vLLM and a real SGLa
     await table.close();
     vllm.server.close();
     sglang.server.close();
+  }
+});
+
+test('the router\'s traffic between polls has the poller scrape /metrics alone, and the table holds what it read', async () => {
+  let metrics = 'vllm:num_requests_running{engine="0",model_name="m"} 1\nvllm:num_requests_waiting{engine="0",model_name="m"} 0\n';
+  const hits = { health: 0, metrics: 0 };
+  const server = createServer((req, res) => {
+    if (req.url === '/health') hits.health++;
+    if (req.url === '/metrics') hits.metrics++;
+    if (req.url === '/health') res.end();
+    else if (req.url === '/v1/models') res.end(JSON.stringify({ object: 'list', data: [{ id: 'm', object: 'model' }] }));
+    else if (req.url === '/metrics') res.end(metrics);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }], askTimeoutMs: 5_000 });
+  const table = new EndpointTable({
+    connectTimeoutMs: 1_000,
+    health: { cooldownFailures: 2, cooldownMs: 100, breakerFailures: 5, openMs: 100, maxOpenMs: 1_000 },
+    refresh: { ms: 20, ask: (id) => system.ref(healthPollerAddress(id)).tell({ type: 'scrape' }) },
+  });
+  try {
+    await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table } });
+    const e = table.add({ id: 'a', url, models: ['m'], weight: 1, priority: 0, pool: null });
+    const poller = await system.spawn(healthPoller, { address: healthPollerAddress('a'), thread: 'telemetry', args: { id: 'a', url, models: ['m'], intervalMs: 600_000, timeoutMs: 1_000, registry: ENDPOINT_REGISTRY } });
+    await poller.ask({ type: 'poll-now' });
+    await system.barrier();
+    assert.is(e.load?.running, 1);
+    // Requests come and go; the next poll is ten minutes away.
+    for (const running of [7, 8, 9]) {
+      metrics = metrics.replace(/running\{engine="0",model_name="m"\} \d+/, `running{engine="0",model_name="m"} ${running}`);
+      await until(() => {
+        table.lease(e, Date.now()).release(Date.now());
+        return e.load?.running === running;
+      }, `a scrape between polls showing ${running} running`);
+    }
+    assert.ok(hits.health <= 2, `three refreshes read /metrics alone (/health read ${hits.health} times, /metrics ${hits.metrics})`);
+  } finally {
+    await system.shutdown();
+    await table.close();
+    server.close();
   }
 });
 

@@ -8,6 +8,12 @@ export interface EngineLoad {
   running: number;
   /** KV-cache usage as a fraction 0–1, or null when the engine does not report it. */
   kvUsage: number | null;
+  /**
+   * The engine's inter-token latency histogram totals (seconds, samples) since it
+   * started: between two scrapes, their difference is its mean step time. Absent when
+   * the engine does not publish one.
+   */
+  itl?: { sum: number; count: number } | null;
 }
 
 /** What a poller learnt about one endpoint. Compact: it crosses threads on every poll. */

@@ -68,6 +68,8 @@ export interface EndpointState extends EndpointSpec {
    * waiting. Forgotten with the capacity when the engine restarts.
    */
   peakRunning: number;
+  /** The engine's mean step time (ms) between its last two scrapes, from its inter-token latency; null until seen. */
+  stepMs: number | null;
   /** When a ready endpoint last turned not ready; null while ready (or never ready yet). */
   downSince: number | null;
   /**
@@ -128,6 +130,7 @@ export class EndpointTable {
       batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
       peakRunning: 0,
+      stepMs: null,
       downSince: null,
       inflight: 0,
       topInflight: 0,
@@ -214,13 +217,15 @@ export class EndpointTable {
     }
     // A poll and a refresh can cross: an older scrape says nothing new.
     if (e.loadAt !== null && at < e.loadAt) return;
+    const before = e.load;
     e.load = load;
     e.loadAt = at;
     // In flight when the scrape was taken, not now: what started since is not in the
     // engine's counts, and what ended since still is.
     const log = e.inflightLog;
     e.inflightAtLoad = e.inflight - log.startedSince(at) + log.endedSince(at);
-    e.queuedScrapes = load.waiting > 0 ? e.queuedScrapes + 1 : 0;
+    e.stepMs = stepTime(before, load) ?? e.stepMs;
+    e.queuedScrapes = queuedBeyondArrivals(e, load, at) ? e.queuedScrapes + 1 : 0;
     e.peakRunning = Math.max(e.peakRunning, load.running);
     // A configured batch size is the truth; learning only stands in for one.
     if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, load, e.queuedScrapes, e.peakRunning);
@@ -286,6 +291,27 @@ export class EndpointTable {
     }
     this.byModel = byModel;
   }
+}
+
+/** The engine's mean step time (ms) between two scrapes, from its inter-token latency totals; null without new tokens. */
+function stepTime(before: EngineLoad | null, now: EngineLoad): number | null {
+  const a = before?.itl;
+  const b = now.itl;
+  if (!a || !b || b.count <= a.count || b.sum < a.sum) return null;
+  return ((b.sum - a.sum) / (b.count - a.count)) * 1000;
+}
+
+/**
+ * Whether a scrape shows the engine queueing for want of room, not only requests that
+ * arrived during its last step: an engine with free slots runs those at its next step,
+ * and a flood keeps a few in that state at every scrape — taken for queueing, they
+ * taught capacities of 4–12 for engines of 16. Once the step time is known, only what
+ * waits beyond the router's requests started in the last two steps counts.
+ */
+function queuedBeyondArrivals(e: EndpointState, load: EngineLoad, at: number): boolean {
+  if (load.waiting === 0) return false;
+  if (e.stepMs === null) return true;
+  return load.waiting > e.inflightLog.startedSince(at - 2 * e.stepMs);
 }
 
 /**

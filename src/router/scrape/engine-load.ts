@@ -1,12 +1,12 @@
 // Reading an engine's load out of its Prometheus `/metrics` text: the waiting queue, the
-// running batch and KV-cache usage, under vLLM's names (current and deprecated) and
-// SGLang's (`sglang:` and the newer `sglang_`). Only the handful of series the scheduler
-// uses are looked at; the rest of the page (histograms, mostly) is skipped by name
-// before any label is parsed.
+// running batch, KV-cache usage and the inter-token latency totals (its step time),
+// under vLLM's names (current and deprecated) and SGLang's (`sglang:` and the newer
+// `sglang_`). Only the handful of series the router uses are looked at; the rest of the
+// page (histogram buckets, mostly) is skipped by name before any label is parsed.
 
 import type { EngineLoad } from '../../messages/endpoints.js';
 
-type Field = keyof EngineLoad;
+type Field = 'waiting' | 'running' | 'kvUsage' | 'itlSum' | 'itlCount';
 
 // Exact names: `vllm:num_requests_waiting` is a prefix of `…_waiting_by_reason`, which
 // must not be counted twice.
@@ -21,6 +21,19 @@ const SERIES = new Map<string, Field>([
   ['sglang_num_queue_reqs', 'waiting'],
   ['sglang_num_running_reqs', 'running'],
   ['sglang_token_usage', 'kvUsage'],
+  // Histogram totals of the time between tokens: a step's duration, per token.
+  ['vllm:inter_token_latency_seconds_sum', 'itlSum'],
+  ['vllm:inter_token_latency_seconds_count', 'itlCount'],
+  ['vllm:time_per_output_token_seconds_sum', 'itlSum'], // its name before vLLM 0.11
+  ['vllm:time_per_output_token_seconds_count', 'itlCount'],
+  ['sglang:inter_token_latency_seconds_sum', 'itlSum'],
+  ['sglang:inter_token_latency_seconds_count', 'itlCount'],
+  ['sglang_inter_token_latency_seconds_sum', 'itlSum'],
+  ['sglang_inter_token_latency_seconds_count', 'itlCount'],
+  ['sglang:time_per_output_token_seconds_sum', 'itlSum'], // what SGLang 0.4–0.5 publishes
+  ['sglang:time_per_output_token_seconds_count', 'itlCount'],
+  ['sglang_time_per_output_token_seconds_sum', 'itlSum'],
+  ['sglang_time_per_output_token_seconds_count', 'itlCount'],
 ]);
 
 /** Labels that repeat one value per tensor-parallel rank rather than add to it. */
@@ -37,7 +50,7 @@ export class MetricsParseError extends Error {}
  */
 export function parseEngineLoad(text: string): EngineLoad {
   // field → (labels without tp_rank → value); max within a key, then combined.
-  const seen: Record<Field, Map<string, number>> = { waiting: new Map(), running: new Map(), kvUsage: new Map() };
+  const seen: Record<Field, Map<string, number>> = { waiting: new Map(), running: new Map(), kvUsage: new Map(), itlSum: new Map(), itlCount: new Map() };
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
@@ -74,9 +87,11 @@ export function parseEngineLoad(text: string): EngineLoad {
     for (const v of m.values()) t += v;
     return t;
   };
-  return {
+  const load: EngineLoad = {
     waiting: sum(seen.waiting),
     running: sum(seen.running),
     kvUsage: seen.kvUsage.size === 0 ? null : Math.min(1, Math.max(0, ...seen.kvUsage.values())),
   };
+  if (seen.itlCount.size > 0 && seen.itlSum.size > 0) load.itl = { sum: sum(seen.itlSum), count: sum(seen.itlCount) };
+  return load;
 }
