@@ -2,15 +2,20 @@ import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
 import { AdaptiveLimit } from '../../../src/router/admission/adaptive-limit.js';
 
-test('fast first tokens grow the limit by one each until the first slow one, then by one per limit\'s worth', () => {
+test('fast first tokens grow the limit by one each until the first slow one, then by one per round trip, counted in time', () => {
   const l = new AdaptiveLimit();
   assert.is(l.limit, 4, 'a new engine starts small');
   for (let i = 0; i < 12; i++) l.sample(20, i, i, 1_000);
   assert.is(l.limit, 16, 'slow start: one more per fast sample');
   l.sample(200, 100, 100, 1_000); // queueing inside the engine: ten times the baseline
-  assert.is(l.limit, 12, 'a fifth off');
-  for (let i = 0; i < 12; i++) l.sample(20, 200 + i, 200 + i, 1_000);
-  assert.is(l.limit, 13, 'then additive: twelve samples make one more');
+  assert.is(l.limit, 12, 'a fifth off (12.8)');
+  l.sample(20, 110, 120, 1_000);
+  assert.is(l.limit, 13, 'a round trip (20 ms, the baseline) and more since the last growth: one more');
+  for (let i = 1; i <= 20; i++) l.sample(20, 110 + i, 120 + i, 1_000);
+  assert.is(l.limit, 14, 'twenty samples 1 ms apart are one round trip: one more');
+  l.sample(20, 150, 160, 1_000);
+  l.sample(20, 170, 180, 1_000);
+  assert.is(l.limit, 16, 'samples a round trip apart: one more each, however few streamed requests there are');
 });
 
 test('one decrease per round trip: slow samples of requests admitted before it do not shrink it again', () => {

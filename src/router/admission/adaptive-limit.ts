@@ -24,7 +24,7 @@ const IN_USE = 0.5;
  * control and adaptive concurrency limits: time to first token after admission, against
  * an idle baseline (the fastest seen, drifting slowly up). Fast: the limit grows, by one
  * per sample until the first slow one (a slow start, doubling per round trip), then by
- * one per limit's worth. Slow (queueing inside the engine): it shrinks by a fifth, once
+ * one per round trip (the baseline's time). Slow (queueing inside the engine): it shrinks by a fifth, once
  * per round trip — samples from requests admitted before the last decrease say nothing
  * about the new limit.
  *
@@ -38,6 +38,7 @@ export class AdaptiveLimit {
   private baseline = Infinity;
   private slowStart = true;
   private lastDecreaseAt = -Infinity;
+  private lastGrowthAt = -Infinity;
 
   get limit(): number {
     return Math.floor(this.value);
@@ -57,6 +58,11 @@ export class AdaptiveLimit {
       return;
     }
     if (inUse < this.value * IN_USE) return;
-    this.value = Math.min(MAX, this.value + (this.slowStart ? 1 : 1 / this.value));
+    // Past slow start, one more per round trip (the idle first token's time), counted in
+    // time: first tokens are seen only for streamed requests, often a few among a batch
+    // job's, and one more per limit's worth of them took minutes to reach a batch of 256.
+    const step = this.slowStart ? 1 : Math.min(1, (now - this.lastGrowthAt) / Math.max(1, this.baseline));
+    this.lastGrowthAt = now;
+    this.value = Math.min(MAX, this.value + step);
   }
 }
