@@ -88,6 +88,10 @@ test('once the step time is known, requests that only arrived during the last st
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
   const scrape = (at: number, waiting: number, running: number, itlSeconds: number, tokens: number) => table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: itlSeconds, count: tokens } }, null);
+  // A flood reaching an idle engine: requests wait before its first tokens came out.
+  scrape(900, 3, 3, 1, 100);
+  scrape(950, 5, 6, 1, 100);
+  assert.is(e.batchCapacity, null, 'its step time unknown yet (no tokens between the scrapes): not read for a capacity');
   scrape(1_000, 0, 4, 1, 100);
   scrape(1_100, 0, 4, 2, 200);
   assert.is(e.stepMs, 10, '1 s of inter-token time over 100 tokens: 10 ms a step');

@@ -305,12 +305,14 @@ function stepTime(before: EngineLoad | null, now: EngineLoad): number | null {
  * Whether a scrape shows the engine queueing for want of room, not only requests that
  * arrived during its last step: an engine with free slots runs those at its next step,
  * and a flood keeps a few in that state at every scrape — taken for queueing, they
- * taught capacities of 4–12 for engines of 16. Once the step time is known, only what
- * waits beyond the router's requests started in the last two steps counts.
+ * taught capacities of 4–12 for engines of 16. Only what waits beyond the router's
+ * requests started in the engine's last two steps counts; an engine that publishes its
+ * inter-token latency is not read until its step time is known (a scrape after tokens
+ * flowed), one that does not is read as before.
  */
 function queuedBeyondArrivals(e: EndpointState, load: EngineLoad, at: number): boolean {
   if (load.waiting === 0) return false;
-  if (e.stepMs === null) return true;
+  if (e.stepMs === null) return !load.itl;
   return load.waiting > e.inflightLog.startedSince(at - 2 * e.stepMs);
 }
 
