@@ -51,6 +51,7 @@ export const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--max-num-batched-tokens': 'TOKENS',
   '--gauges': 'live|step',
   '--gauge-lag-ms': 'MS',
+  '--scheduling-policy': 'fcfs|priority',
   '--poison-marker': 'TEXT',
   '--admin': 'URL|HOST:PORT',
   '--token': 'TOKEN',
