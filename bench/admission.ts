@@ -10,37 +10,49 @@
 //
 // Cells are not tuned until they pass: a ✗ is the finding.
 //
-// Last measured, the whole matrix once (2 shared cores, load average 2–11 during the run:
-// alone p99s moved from 26 ms to 1.5 s between cells, so read ratios as ±2×), with pacing
-// only on engines whose step budget is unknown or absent, a non-streamed prefill counted
-// done at the model's smoothed streamed TTFT, the first band sent where it finds the
-// most free slots and a learnt capacity never below the most seen running. ×p99
-// platinum-first / bronze-first, bronze vs admission off in brackets, capacity mode:
-//   vllm short                     14× / 5.7×   (0.79 / 0.81)  learnt 16 at 3–5 s       ✗ ttft
-//   vllm long                      18× / 3.3×   (0.50 / 0.38)  learnt 4–12 ≠ 16         ✗
-//   vllm long, no chunking         1.2× / 33×   (0.45 / 0.29)  unknown / learnt 3–4     ✗
-//   vllm long, budget 2048         2.1× / 11×   (0.53 / 0.44)  unknown (adaptive)       ✗
-//   live gauges long               1.3× / 4.8×  (0.45 / 0.44)  unknown (adaptive)       ✗ bronze both
-//   sglang lag 500ms long          4.5× / 16×   (0.58 / 0.43)  learnt 16 / unknown      ✗
-//   batch 8 mixed                  3.8× / 4.4×  (0.82 / 0.72)  learnt 7–8               ✗ ttft
-//   batch 64 long varied           4.0× / 21×   (0.49 / 0.31)  learnt 6–16 ≠ 64         ✗
-//   batch 256 varied               2.9× / 13×   (0.13 / 0.06)  bronze lost (headers timeout), as before ✗
-//   vllm long, size configured     8.7× / 6.8×  (0.64 / 0.48)  known, not paced         ✗
-//   batch 64, size configured      3.9× / 12×   (0.84 / 0.68)  known, not paced         ✗ ttft
-// No cell passes. Where the step budget is configured, not pacing gave bronze back its
-// throughput (0.62 / 0.58 → 0.77 / 0.66 and 0.39 → 0.93 / 1.0 in a run of those cells
-// alone) and cost platinum its p99 (3.1× / 6.0× → 6.3× / 6.5×): a prefill-bound engine
-// that spends each step's whole budget on batch prompts makes an interactive request
-// wait for one or two full steps, which no admission rule removes without pacing, i.e.
-// without costing bronze. Learning is the weak spot where the size is not configured:
-// with long steps, requests that arrived during a step read as waiting at every scrape,
-// so two scrapes in a row "queueing" come with running counts far below the batch.
+// Each cell also runs a host floor: platinum served by an idle engine of its own through
+// the same server while bronze floods the cell's engines. On a small machine the load
+// generator, the server and the engines share the cores, and what the floor shows is
+// added to every request by the machine, not by sharing an engine: it is printed beside
+// the ratio, with a second verdict judged over it.
+//
+// Last measured, the whole matrix once (2 shared cores, quiet before the run), after
+// this round's changes: the first band never held for its own requests, lower bands
+// filling every slot outside the reserve, load scraped between polls as the router's
+// traffic changes (router.load_refresh_ms), learning that discounts the requests sent
+// during the engine's last two steps, and an adaptive limit that grows only while used,
+// by one per round trip. ×p99 platinum-first / bronze-first (host floor in brackets),
+// bronze vs admission off, and before this round (same machine, same session):
+//   vllm short                 7.1× / 7.9× (floor 7.1×)  0.82 / 0.77   before 41× / 51×, 0.65 / 0.74
+//   vllm long                  4.5× / 9.5× (1.3×)        0.79 / 0.71   before 7.7× / 3.0×, 0.60 / 0.55
+//   vllm long, no chunking     4.7× / 2.6× (1.5×)        0.69 / 0.58   before 6.1× / 11×, 0.59 / 0.73
+//   vllm long, budget 2048     6.5× / 4.3× (2.1×)        0.82 / 0.78   before 12× / 4.5×, 0.56 / 0.78
+//   live gauges long           5.2× / 3.9× (1.3×)        0.83 / 0.79   before 14× / 3.0×, 0.67 / 0.59
+//   sglang lag 500ms long      5.9× / 1.8× (1.1×)        0.79 / 0.42   before 5.1× / 5.6×, 0.52 / 0.74
+//   batch 8 mixed              3.8× / 4.0× (1.4×)        0.78 / 0.83   before 7.8× / 3.2×, 0.57 / 0.68
+//   batch 64 long varied       20× / 3.0× (3.3×)         0.70 / 0.72   before 1.4× / 4.8×, 0.61 / 0.46 (alone p99 120 ms)
+//   batch 256 varied           12× / 10× (30×)           0.48 / 0.63   before 0.20× / 8.9×, 0.26 / 0.53 (alone p50 898 ms; 185 bronze lost)
+//   vllm long, size configured 4.7× / 6.4× (1.7×)        0.87 / 0.89   before 5.1× / 7.3×, 0.84 / 0.87
+//   batch 64, size configured  18× / 16× (17×)           0.88 / 0.96   before 24× / 11×, 1.0 / 1.1
+//   vllm long, engine priority 4.8× / 5.2× (2.3×)        0.78 / 0.75   (new)
+//   vllm short, engine priority 4.3× / 5.7× (2.6×)       0.79 / 0.76   (new)
+// No cell meets the absolute budget; 5 of 26 runs do over the floor. Bronze meets its
+// budget in 20 of 26 runs (5 of 22 before). The floor is one run and noisy (the same
+// engine shape gave 4.8× and 8.0×), and in isolation this machine alone turned a 12 ms
+// platinum p99 into 188 ms under the vllm-short flood. Where the prompts are long the
+// engines are prefill-bound: platinum shares a step with up to 8192 tokens of bronze
+// prefill (vLLM's chunked prefill serves running prefills first, and its priority policy
+// orders only the waiting queue). Pacing the lower bands to 2048 tokens per replica
+// brought those cells to 1.0–2.2× and bronze to 0.26–0.37: with one long prompt per
+// replica at a time the engine waits on the gateway between them, as a batch answer that
+// is not streamed shows no first token. Learning still misreads lagged gauges (SGLang,
+// 4 for 16) and large batches (batch 64 and 256 are learnt low or not at all).
 
 import os from 'node:os';
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
 import { CapacityWatch, type CapacitySeen } from './load/capacity-watch.js';
 import { closedLoop, LoadClient, openLoop, type Sample } from './load/http-load.js';
-import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type RunningLlmgw, type SimOptions } from './load/llmgw.js';
+import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type ConfigObject, type RunningLlmgw, type SimOptions } from './load/llmgw.js';
 import { assertAlive, startedAll, stopAll, type Launched } from './load/processes.js';
 import { createRng, type Rng } from './load/rng.js';
 import { distribution, summarize } from './load/stats.js';
@@ -48,6 +60,8 @@ import { ManualClock } from '../src/sim/clock.js';
 import { ENGINE_DEFAULTS, SimEngine } from '../src/sim/engine.js';
 
 const MODEL = 'bench-admission';
+/** The host floor's platinum model: an engine of its own that nothing else uses. */
+const FLOOR_MODEL = 'bench-floor';
 /** Platinum offered load, as a share of what the cell's fleet completes per second. */
 const PLATINUM_SHARE = 0.25;
 /** Platinum samples wanted per phase: enough for a p99 that holds still between runs. */
@@ -86,6 +100,8 @@ interface Cell {
    * `max_num_batched_tokens`), as an operator who read the README gives them.
    */
   sizeConfigured?: boolean;
+  /** The engines run vLLM's `--scheduling-policy priority` and llmgw's config says so (`priority_scheduling: lower-first`). */
+  enginePriority?: boolean;
 }
 
 const LONG = [1_400, 1_900] as const;
@@ -105,6 +121,9 @@ const CELLS: readonly Cell[] = [
   // The same engines with their batch size configured rather than learnt.
   { name: 'vllm long, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 16 }, prompt: LONG, maxTokens: [24, 24], sizeConfigured: true },
   { name: 'batch 64 long varied, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 64 }, prompt: LONG, maxTokens: [16, 128], sizeConfigured: true },
+  // Engines that order their own queue by the band llmgw sends (vLLM --scheduling-policy priority).
+  { name: 'vllm long, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: LONG, maxTokens: [24, 24], enginePriority: true },
+  { name: 'vllm short, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: [16, 16], maxTokens: [96, 96], enginePriority: true },
 ];
 
 type Order = 'platinum first' | 'bronze first';
@@ -127,11 +146,11 @@ class Workload {
     private readonly rng: Rng,
   ) {}
 
-  body(stream: boolean): string {
+  body(stream: boolean, model = MODEL): string {
     const tokens = this.rng.int(this.cell.prompt[0], this.cell.prompt[1]);
     const head = `q${letters(Workload.next++)}`;
     const prompt = tokens <= 1 ? head : `${head} ${Workload.text.slice(0, Workload.ends[tokens - 2])}`;
-    return JSON.stringify({ model: MODEL, prompt, max_tokens: this.rng.int(this.cell.maxTokens[0], this.cell.maxTokens[1]), stream });
+    return JSON.stringify({ model, prompt, max_tokens: this.rng.int(this.cell.maxTokens[0], this.cell.maxTokens[1]), stream });
   }
 }
 
@@ -175,6 +194,8 @@ interface CellResult {
   plan: Plan;
   off: { platinum: Sample[]; bronze: Flood };
   on: OnRun[];
+  /** Platinum to an idle engine of its own through the same server, while bronze floods the cell's: the part of its TTFT this machine adds. */
+  floor: { alone: Sample[]; flood: Sample[] };
 }
 
 export const suite: Suite = {
@@ -205,9 +226,10 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
     );
     const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url, ...(cell.sizeConfigured ? { maxNumSeqs: cell.sim.maxNumSeqs } : {}) }));
     // Deep-merged over the endpoints element by element.
-    const budgets = cell.sizeConfigured ? { endpoints: sims.map(() => ({ max_num_batched_tokens: stepBudgetOf(cell.sim) })) } : undefined;
-    const config = (enabled: boolean) =>
-      llmgwConfig({ model: MODEL, endpoints, extra: [budgets, { router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } }, extraConfigFromEnv()] });
+    const budgets: ConfigObject | undefined = cell.sizeConfigured ? { endpoints: sims.map(() => ({ max_num_batched_tokens: stepBudgetOf(cell.sim) })) } : undefined;
+    const priority: ConfigObject | undefined = cell.enginePriority ? { endpoints: sims.map(() => ({ priority_scheduling: 'lower-first' })) } : undefined;
+    const admission = (enabled: boolean): ConfigObject => ({ router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } });
+    const config = (enabled: boolean) => llmgwConfig({ model: MODEL, endpoints, extra: [budgets, priority, admission(enabled), extraConfigFromEnv()] });
     const work = new Workload(cell, rng);
     const slots = cell.engines * cell.sim.maxNumSeqs;
 
@@ -237,8 +259,20 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       assertAlive(procs);
       retire(gw);
     }
+    // The host floor: the same flood and platinum load, platinum served by an engine of
+    // its own. On a small machine the load generator, the server and the engines share
+    // the cores, and a flood slows every request down, an idle engine's too.
+    const own = (await startedAll([startSim({ model: FLOOR_MODEL, seed: cell.engines, ...cell.sim })], procs))[0]!;
+    const floorConfig = config(true);
+    floorConfig['models'] = [{ name: MODEL }, { name: FLOOR_MODEL }];
+    floorConfig['endpoints'] = [...(floorConfig['endpoints'] as ConfigObject[]), { id: 'floor', url: own.url, models: [FLOOR_MODEL] }];
+    const fgw = (await startedAll([startLlmgw(floorConfig)], procs))[0]!;
+    const floorRun = await platinumFirst(fgw, work, plan, rng, FLOOR_MODEL);
+    assertAlive(procs);
+    retire(fgw);
+    retire(own);
     await Promise.all(stopping);
-    return { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on };
+    return { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on, floor: { alone: floorRun.alone, flood: floorRun.flood } };
   } finally {
     await stopAll(procs);
   }
@@ -289,11 +323,11 @@ function poisson(rng: Rng, rate: number, ms: number): number[] {
   return out;
 }
 
-async function platinumLoop(client: LoadClient, work: Workload, schedule: number[]): Promise<Timed[]> {
+async function platinumLoop(client: LoadClient, work: Workload, schedule: number[], model = MODEL): Promise<Timed[]> {
   const out: Timed[] = [];
   await openLoop(schedule, async () => {
     const at = performance.now();
-    out.push({ at, sample: (await client.post('/v1/completions', work.body(true), { headers: PLATINUM })).sample });
+    out.push({ at, sample: (await client.post('/v1/completions', work.body(true, model), { headers: PLATINUM })).sample });
   });
   return out;
 }
@@ -313,11 +347,11 @@ async function flood(gw: RunningLlmgw, work: Workload, plan: Plan): Promise<Floo
 }
 
 /** Platinum alone (after WARM_MS) for a phase, then the flood joins it; platinum goes on until the flood stops. */
-async function platinumFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng): Promise<Omit<OnRun, 'order' | 'capacity'>> {
+async function platinumFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, platinumModel = MODEL): Promise<Omit<OnRun, 'order' | 'capacity'>> {
   const client = new LoadClient(gw.url, 256);
   const measuredFrom = performance.now() + WARM_MS;
   const flooding = new Promise<Flood>((resolve, reject) => setTimeout(() => flood(gw, work, plan).then(resolve, reject), WARM_MS + plan.phaseMs));
-  const platinum = await platinumLoop(client, work, poisson(rng, plan.platinumRate, WARM_MS + 2 * plan.phaseMs + LEAD_MS));
+  const platinum = await platinumLoop(client, work, poisson(rng, plan.platinumRate, WARM_MS + 2 * plan.phaseMs + LEAD_MS), platinumModel);
   const bronze = await flooding;
   await client.close();
   return {
@@ -382,9 +416,11 @@ function printResults(results: readonly CellResult[]): void {
   console.log('');
   const rows: TableRow[] = [];
   let failing = 0;
+  let failingOverFloor = 0;
   for (const r of results) {
     const offBronze = summarize(r.off.bronze.samples, r.off.bronze.wallMs);
     const slots = r.cell.sim.maxNumSeqs;
+    const floor = ttfts(r.floor.flood).p99 / ttfts(r.floor.alone).p99;
     for (const run of r.on) {
       const alone = ttfts(run.alone);
       const during = ttfts(run.flood);
@@ -393,13 +429,12 @@ function printResults(results: readonly CellResult[]): void {
       const ratio = during.p99 / alone.p99;
       const bronzeRatio = bronze.rps / offBronze.rps;
       const platErrors = run.alone.length + run.flood.length - alone.n - during.n;
-      const fails = [
-        ...(ratio > TTFT_BUDGET || !Number.isFinite(ratio) ? ['ttft'] : []),
-        ...(bronzeRatio < BRONZE_BUDGET ? ['bronze'] : []),
-        ...(bronze.errors > 0 ? ['lost'] : []),
-        ...(platErrors > 0 ? ['plat err'] : []),
-      ];
+      const others = [...(bronzeRatio < BRONZE_BUDGET ? ['bronze'] : []), ...(bronze.errors > 0 ? ['lost'] : []), ...(platErrors > 0 ? ['plat err'] : [])];
+      const fails = [...(ratio > TTFT_BUDGET || !Number.isFinite(ratio) ? ['ttft'] : []), ...others];
+      const overFloor = ratio / Math.max(1, floor);
+      const failsOverFloor = [...(overFloor > TTFT_BUDGET || !Number.isFinite(overFloor) ? ['ttft'] : []), ...others];
       if (fails.length > 0) failing++;
+      if (failsOverFloor.length > 0) failingOverFloor++;
       rows.push([
         r.cell.name,
         run.order,
@@ -409,23 +444,31 @@ function printResults(results: readonly CellResult[]): void {
         fmtNum(during.p50),
         fmtNum(during.p99),
         fmtRatio(ratio),
+        fmtRatio(floor),
+        fmtRatio(overFloor),
         fmtRatio(offDuring.p99 / alone.p99),
         fmtRatio(bronzeRatio),
         bronze.errors === 0 ? `yes (${bronze.ok})` : `no: ${bronze.errorKinds.join(', ')}`,
         capacityText(run.capacity, run.bronze.startAt, slots, r.cell.sizeConfigured === true),
         fails.length === 0 ? '✓' : `✗ ${fails.join(', ')}`,
+        failsOverFloor.length === 0 ? '✓' : `✗ ${failsOverFloor.join(', ')}`,
       ]);
     }
   }
-  printTable(['cell', 'order', 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'budget'], rows, 2);
+  printTable(
+    ['cell', 'order', 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'budget', 'over floor'],
+    rows,
+    2,
+  );
   console.log(
     [
       `TTFT in ms, client-side, platinum streaming. ×p99: flood p99 over alone p99 through the same server (budget ≤ ${TTFT_BUDGET}×);`,
+      'floor ×p99: the same, platinum-first, with platinum served by an idle engine of its own through the same server: what this machine adds under the flood, which no admission rule removes. × over floor: ×p99 over max(1, floor); "over floor" judges it against the budget.',
       `off ×p99: the same flood through a server with admission off, over the alone p99 (what admission has to beat).`,
       `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
       'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
       'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); "known" where the cell gives it in the config (endpoints[].max_num_seqs).',
-      `${failing} of ${rows.length} runs outside the budget.`,
+      `${failing} of ${rows.length} runs outside the budget; ${failingOverFloor} once this machine's floor is taken out.`,
     ].join('\n'),
   );
 }
