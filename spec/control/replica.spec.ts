@@ -24,6 +24,7 @@ test('the engine\'s priority order from its scheduling flags: vLLM lower first, 
   assert.is(enginePriorityOf('vllm', ['--scheduling-policy', 'priority']), 'lower-first');
   assert.is(enginePriorityOf('vllm', ['--max-num-seqs', '8', '--scheduling-policy=priority']), 'lower-first');
   assert.is(enginePriorityOf('vllm', ['--scheduling-policy', 'fcfs']), null);
+  assert.is(enginePriorityOf('vllm', ['--scheduling-policy', 'priority', '--scheduling-policy=fcfs']), null, 'the last one wins, as vLLM reads its flags');
   assert.is(enginePriorityOf('vllm', []), null);
   assert.is(enginePriorityOf('vllm', ['--enable-priority-scheduling']), null, 'an SGLang flag means nothing to vLLM');
   assert.is(enginePriorityOf('sglang', ['--enable-priority-scheduling']), 'higher-first');

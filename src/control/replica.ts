@@ -127,22 +127,24 @@ export function enginePriorityOf(engine: ShardSpec['engine'], args: readonly str
     if (!args.includes('--enable-priority-scheduling')) return null;
     return args.includes('--schedule-low-priority-values-first') ? 'lower-first' : 'higher-first';
   }
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const v = a === '--scheduling-policy' ? args[i + 1] : a.startsWith('--scheduling-policy=') ? a.slice('--scheduling-policy='.length) : undefined;
-    if (v !== undefined) return v === 'priority' ? 'lower-first' : null;
-  }
-  return null;
+  return flagValue(args, '--scheduling-policy') === 'priority' ? 'lower-first' : null;
 }
 
 /** The whole number an engine flag is given (`--flag N` or `--flag=N`), or null. */
 function wholeArg(args: readonly string[], flag: string): number | null {
+  const v = flagValue(args, flag);
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : null;
+}
+
+/** The value an engine flag is given (`--flag V` or `--flag=V`; the last one wins, as in argparse), or undefined. */
+function flagValue(args: readonly string[], flag: string): string | undefined {
+  let value: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const v = a === flag ? args[i + 1] : a.startsWith(`${flag}=`) ? a.slice(flag.length + 1) : undefined;
-    if (v !== undefined && /^\d+$/.test(v)) return Number(v);
+    if (v !== undefined) value = v;
   }
-  return null;
+  return value;
 }
 
 /** The router endpoint of a replica: rank 0's HTTP server. */

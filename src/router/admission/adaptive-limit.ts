@@ -30,8 +30,8 @@ const IN_USE = 0.5;
  *
  * A fast sample says nothing of a limit the router is nowhere near: it grows only while
  * at least half of it is in use (as TCP validates its window, RFC 7661). Otherwise an
- * interactive client alone grew it by one per request, to hundreds, and a batch job
- * arriving after it went into the engines all at once.
+ * interactive client alone grew it with every request, and a batch job arriving after
+ * it went into the engines all at once.
  */
 export class AdaptiveLimit {
   private value = INITIAL;
@@ -60,7 +60,8 @@ export class AdaptiveLimit {
     if (inUse < this.value * IN_USE) return;
     // Past slow start, one more per round trip (the idle first token's time), counted in
     // time: first tokens are seen only for streamed requests, often a few among a batch
-    // job's, and one more per limit's worth of them took minutes to reach a batch of 256.
+    // job's, and at one more per limit's worth of them a limit of 100 grew by one every
+    // few seconds.
     const step = this.slowStart ? 1 : Math.min(1, (now - this.lastGrowthAt) / Math.max(1, this.baseline));
     this.lastGrowthAt = now;
     this.value = Math.min(MAX, this.value + step);
