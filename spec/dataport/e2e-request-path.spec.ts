@@ -1,6 +1,7 @@
 // The request path against real engine processes: what the usage record, the metrics
 // and the client see when an engine refuses a request, when a client leaves a stream
-// half-way, and when clients send model names nobody serves.
+// half-way, and when clients send model names nobody serves; and that an answer wanted
+// whole, collected from the engine's stream, is the engine's own answer.
 
 import { request } from 'undici';
 import * as assert from 'uvu/assert';
@@ -13,6 +14,8 @@ const test = suite('request path e2e: engine errors, aborted streams, bounded la
 const SIM_LINE = /listening on (http:\S+)/;
 let sim: Started;
 let server: Started;
+/** A second server with a short first-token limit, in front of the same engine. */
+let strict: Started;
 let url: string;
 let admin: string;
 
@@ -52,10 +55,55 @@ endpoints:
   server = await startServer(config);
   url = server.match[1]!;
   admin = server.match[2]!;
+  strict = await startServer(
+    writeConfig(
+      `listen: "127.0.0.1:0"
+admin_listen: "127.0.0.1:0"
+log_level: error
+router: { poll_interval_ms: 100, first_token_timeout_ms: 250 }
+models: [{ name: m }]
+endpoints: [{ id: a, url: "${sim.match[1]}", models: [m] }]
+`,
+    ),
+  );
 });
 
 test.after(async () => {
-  await Promise.all([server?.stop(), sim?.stop()]);
+  await Promise.all([server?.stop(), strict?.stop(), sim?.stop()]);
+});
+
+const post = async (base: string, path: string, body: object): Promise<{ status: number; body: Record<string, unknown> }> => {
+  const res = await request(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+};
+
+test("an answer wanted whole, collected from the engine's stream, is the answer the engine sends whole", async () => {
+  const cases: [string, object][] = [
+    ['/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'Name three rivers.' }], max_tokens: 40, n: 2, seed: 7 }],
+    ['/v1/completions', { model: 'm', prompt: ['Once upon a time', 'The river'], max_tokens: 30, seed: 3 }],
+  ];
+  for (const [path, body] of cases) {
+    const direct = await post(sim.match[1]!, path, body);
+    const through = await post(url, path, body);
+    assert.is(through.status, 200);
+    const same = (b: Record<string, unknown>): unknown => ({ ...b, id: undefined, created: undefined });
+    const direct_ = same(direct.body) as { choices: { message?: Record<string, unknown> }[] };
+    // The sim's message has vLLM's `reasoning_content: null`, a field the stream never carries.
+    for (const c of direct_.choices) if (c.message) delete c.message.reasoning_content;
+    const through_ = same(through.body) as Record<string, unknown>;
+    // As vLLM, the sim sends `prompt_logprobs` only in an answer sent whole.
+    delete (direct_ as Record<string, unknown>).prompt_logprobs;
+    for (const c of direct_.choices as Record<string, unknown>[]) delete c.prompt_logprobs;
+    assert.equal(through_, direct_, path);
+  }
+});
+
+test('an answer wanted whole may take longer than the first-token limit: only its first token is timed', async () => {
+  const t0 = performance.now();
+  const r = await post(strict.match[1]!, '/v1/completions', { model: 'm', prompt: 'Tell me a long story.', max_tokens: 200 });
+  const took = performance.now() - t0;
+  assert.is(r.status, 200, JSON.stringify(r.body).slice(0, 200));
+  assert.ok(took > 250, `the answer took ${took.toFixed(0)} ms, past the 250 ms limit`);
 });
 
 test("an engine's own error reaches the client in the OpenAI shape with a string code, its message kept", async () => {

@@ -107,10 +107,27 @@ test('resolve: an unknown model is a 404 naming what exists; an unknown profile 
 });
 
 test('resolve: a body that needs no change reaches the engine byte for byte', async () => {
-  const odd = '{ "model" : "m",\n  "messages": [{"role":"user","content":"hi"}], "top_k": 5 }';
+  const odd = '{ "model" : "m",\n  "messages": [{"role":"user","content":"hi"}], "top_k": 5, "stream": true, "stream_options": {"include_usage": true} }';
   const r = await post(odd);
   assert.is(r.status, 200);
   assert.is(received.at(-1)!.toString('utf8'), odd);
+  const whole = '{ "model" : "m",\n  "messages": [{"role":"user","content":"hi"}], "logprobs": true }';
+  await post(whole);
+  assert.is(received.at(-1)!.toString('utf8'), whole, 'an answer asked whole with options a stream would change is asked whole');
+});
+
+test('resolve: an answer the client wants whole is asked of the engine as a stream, and sent whole', async () => {
+  const r = await post(chat({ max_tokens: 5 }));
+  const sent = JSON.parse(received.at(-1)!.toString('utf8')) as Record<string, unknown>;
+  assert.is(sent.stream, true);
+  assert.equal(sent.stream_options, { include_usage: true });
+  assert.is(r.status, 200);
+  const body = JSON.parse(r.text) as { object: string; choices: { message: { role: string; content: string } }[]; usage: unknown };
+  assert.is(body.object, 'chat.completion');
+  assert.equal(body.choices[0]!.message, { role: 'assistant', content: 'ok', tool_calls: [] });
+  assert.equal(body.usage, USAGE);
+  assert.is(r.record.promptTokens, 7);
+  assert.is(r.record.stream, false, 'the record says what the client asked for');
 });
 
 test('resolve: an alias is sent as the canonical name, and a stream always asks the engine for usage', async () => {

@@ -20,7 +20,7 @@ function createRequestMetrics(registry: Registry) {
   const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
   return {
     requests: new Counter({ name: 'llmgw_requests_total', help: 'Requests by model served (or asked), endpoint and HTTP status', labelNames: ['model', 'endpoint', 'status'], registers }),
-    ttft: new Histogram({ name: 'llmgw_request_ttft_seconds', help: 'Arrival to the first byte sent to the client', labelNames: ['model', 'stream'], buckets: secondsBuckets, registers }),
+    ttft: new Histogram({ name: 'llmgw_request_ttft_seconds', help: 'Arrival to the first token: the first byte of a stream, the engine\'s first token for an answer collected from its stream, the whole answer for one the engine sent whole', labelNames: ['model', 'stream'], buckets: secondsBuckets, registers }),
     duration: new Histogram({ name: 'llmgw_request_duration_seconds', help: 'Arrival to the last byte sent to the client', labelNames: ['model'], buckets: secondsBuckets, registers }),
     queue: new Histogram({
       name: 'llmgw_admission_queue_seconds',

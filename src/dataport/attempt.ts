@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LlmgwError } from '../errors.js';
 import type { Lease } from '../router/endpoint-table.js';
 import { rewrapEngineError } from './engine-error.js';
+import { StreamedAnswer } from './streamed-answer.js';
 import { JsonUsageTap, SseUsageTap, type Usage, type UsageTap } from './usage-tap.js';
 
 export interface AttemptRequest {
@@ -24,6 +25,13 @@ export interface AttemptRequest {
   arrived: number;
   firstTokenTimeoutMs: number;
   idleTimeoutMs: number;
+  /**
+   * The engine was asked to stream an answer the client wants whole (`streamed-answer.ts`):
+   * it is collected and sent as one JSON body.
+   */
+  collect: boolean;
+  /** Called once at the engine's first token (for an answer not streamed by the engine, with the answer). */
+  onFirstToken: () => void;
   /** Called once the response head is written: the answer has begun and cannot be retried. */
   onAnswer: () => void;
   /** Set by forward for the attempt's duration: ends the relay (shutdown) with `error`. */
@@ -120,6 +128,76 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     return { kind: 'failed', error: new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed: ${describe(err)}`), retry: true, suspect };
   };
 
+  /** The engine answered with an error status (or sent an error event in place of a stream it was asked for). */
+  const engineError = (status: number, text: string): Outcome => {
+    if (status >= 500) {
+      const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+      // 503 says the engine is unavailable (overloaded, starting): its state, not the request's doing.
+      if (status === 503) lease.failed(Date.now());
+      return { kind: 'failed', error, retry: true, suspect: status === 503 ? null : `status ${status}` };
+    }
+    // The engine refused the request: its verdict reaches the client in our shape.
+    const wrapped = rewrapEngineError(status, text, lease.id);
+    const out = JSON.stringify(wrapped);
+    f.onFirstToken();
+    f.onAnswer();
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId });
+    const served = { kind: 'served', status, usage: null, ttftMs: performance.now() - f.arrived, error: wrapped.error.code } as const;
+    f.beforeEnd?.(served);
+    res.end(out);
+    lease.succeeded(); // it answered, and did so sensibly
+    return served;
+  };
+
+  /**
+   * A non-streamed answer asked of the engine as a stream (`streamed-answer.ts`): its
+   * first chunk is the first token; the answer is collected and sent whole. Nothing
+   * reached the client until then, so an engine that fails mid-way is retried elsewhere.
+   */
+  const collect = async (chunks: AsyncIterator<Buffer>, first: IteratorResult<Buffer>): Promise<Outcome> => {
+    ttftMs = performance.now() - f.arrived;
+    f.onFirstToken();
+    const answer = new StreamedAnswer();
+    let silent = false;
+    idle = setTimeout(() => {
+      silent = true;
+      abort.abort();
+    }, f.idleTimeoutMs);
+    let dropped: unknown = null;
+    try {
+      for (let next = first; !next.done; next = await chunks.next()) {
+        if (!answer.push(next.value)) break;
+        idle.refresh();
+      }
+      answer.end();
+    } catch (err) {
+      dropped = err;
+    }
+    if (cutWith || (abort.aborted && !silent)) return early(null);
+    if (answer.error) return engineError(answer.error.status, answer.error.body);
+    if (answer.malformed) {
+      lease.failed(Date.now());
+      return { kind: 'failed', error: new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} sent ${answer.malformed}`), retry: true, suspect: null };
+    }
+    if (!answer.complete) {
+      if (silent) {
+        lease.failed(Date.now());
+        const e = new LlmgwError('LLMGW_UPSTREAM_TIMEOUT', `endpoint ${lease.id} sent nothing for ${f.idleTimeoutMs} ms mid-answer (router.idle_timeout_ms)`);
+        return { kind: 'failed', error: e, retry: false, suspect: null };
+      }
+      const why = dropped === null ? 'its stream ended before the answer was whole' : describe(dropped);
+      return { kind: 'failed', error: new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} failed mid-answer: ${why}`), retry: true, suspect: 'connection dropped' };
+    }
+    const out = answer.json();
+    f.onAnswer();
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId });
+    const served = { kind: 'served', status: 200, usage: answer.usage, ttftMs, error: null } as const;
+    f.beforeEnd?.(served);
+    res.end(out);
+    lease.succeeded();
+    return served;
+  };
+
   try {
     let upstream;
     try {
@@ -140,29 +218,12 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     }
     const status = upstream.statusCode;
     const body = upstream.body;
-    if (status >= 500) {
+    if (status >= 400) {
       const text = await readText(body).catch(() => '');
       // Cut, timed out or left while the error body was read: that, not the engine's status, is the ending.
       if (abort.aborted) return early(null);
-      const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
-      // 503 says the engine is unavailable (overloaded, starting): its state, not the request's doing.
-      if (status === 503) lease.failed(Date.now());
-      return { kind: 'failed', error, retry: true, suspect: status === 503 ? null : `status ${status}` };
-    }
-    if (status >= 400) {
-      // The engine refused the request: its verdict reaches the client in our shape.
-      const text = await readText(body).catch(() => '');
-      if (abort.aborted) return early(null);
       clearTimeout(firstToken);
-      const wrapped = rewrapEngineError(status, text, lease.id);
-      const out = JSON.stringify(wrapped);
-      f.onAnswer();
-      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId });
-      const served = { kind: 'served', status, usage: null, ttftMs: performance.now() - f.arrived, error: wrapped.error.code } as const;
-      f.beforeEnd?.(served);
-      res.end(out);
-      lease.succeeded(); // it answered, and did so sensibly
-      return served;
+      return engineError(status, text);
     }
 
     const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -173,6 +234,8 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       return early(err);
     }
     clearTimeout(firstToken);
+    // An engine that answers a stream request with JSON anyway has its answer relayed as it is.
+    if (f.collect && status === 200 && String(upstream.headers['content-type']).startsWith('text/event-stream')) return await collect(chunks, first);
 
     const headers: Record<string, string> = { 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId };
     for (const h of PASSED_HEADERS) {
@@ -187,6 +250,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       const length = upstream.headers['content-length'];
       if (typeof length === 'string') headers['content-length'] = length;
     }
+    f.onFirstToken();
     f.onAnswer();
     res.writeHead(status, headers);
     ttftMs = performance.now() - f.arrived;

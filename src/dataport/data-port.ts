@@ -198,6 +198,7 @@ function newContext(req: IncomingMessage, res: ServerResponse, path: InferencePa
     profile: undefined as never,
     plan: undefined as never,
     stripUsage: false,
+    collect: false,
     band: -1,
     permit: null,
     prefix: null,

@@ -36,6 +36,8 @@ export interface RequestContext {
   profile: Profile;
   /** resolve: the usage-only chunk is dropped (the router asked for it, not the client). */
   stripUsage: boolean;
+  /** resolve: the client wants its answer whole and the engine is asked to stream it (`streamed-answer.ts`). */
+  collect: boolean;
   /** resolve: admission band index, -1 when admission is off for the model. */
   band: number;
   /** admit: the request's share of capacity, null when admission is off. */

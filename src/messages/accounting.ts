@@ -34,7 +34,7 @@ export interface UsageRecord {
    * for the events it was sent.
    */
   usageEstimated: boolean;
-  /** Arrival to the first byte of the answer sent to the client, ms; null if none was. */
+  /** Arrival to the first token, ms (see `llmgw_request_ttft_seconds`); null if none came. */
   ttftMs: number | null;
   durationMs: number;
   /** Time spent waiting for admission, ms (0 when it went straight through). */

@@ -366,7 +366,7 @@ test('a paced prompt whose answer is not streamed counts as prefilled once a str
   const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, inflight: 2 }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const t0 = Date.now();
-  const early = a.tryAdmit(1, t0, 1_500, false)!;
+  const early = a.tryAdmit(1, t0, 1_500, 'whole')!;
   assert.match(a.holdReason(1, t0 + 10_000, 1_000) ?? '', /1500 prompt tokens/, 'before any streamed first token: counted until its answer');
   early.firstToken(t0 + 10_000);
   assert.is(a.adaptiveLimit, 4, 'an answer not streamed says nothing of the time to first token: the limit did not move');
@@ -376,13 +376,28 @@ test('a paced prompt whose answer is not streamed counts as prefilled once a str
   streamed.release(t0 + 100);
   assert.is(a.adaptiveLimit, 5, 'a streamed first token is a sample');
   const held = a.tryAdmit(1, t0 + 1_000, 500)!;
-  const batch = a.tryAdmit(1, t0 + 1_000, 1_500, false)!;
+  const batch = a.tryAdmit(1, t0 + 1_000, 1_500, 'whole')!;
   assert.match(a.holdReason(1, t0 + 1_050, 1) ?? '', /2000 prompt tokens/, 'within the streamed time to first token: still being prefilled');
   assert.match(a.holdReason(1, t0 + 1_100, 1_600) ?? '', /500 prompt tokens/, 'past it: taken as prefilled');
   batch.firstToken(t0 + 1_500);
   batch.release(t0 + 1_500);
   assert.match(a.holdReason(1, t0 + 1_500, 1_600) ?? '', /500 prompt tokens/, 'its answer and end give nothing back twice');
   held.release(t0 + 1_500);
+});
+
+test('a collected answer gives its prompt back at its real first token, and is no sample of the adaptive limit', () => {
+  const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, inflight: 2 }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const t0 = Date.now();
+  const batch = a.tryAdmit(1, t0, 1_500, 'collected')!;
+  assert.match(a.holdReason(1, t0 + 5_000, 1_000) ?? '', /1500 prompt tokens/, 'counted until its first token, however long');
+  batch.firstToken(t0 + 5_000);
+  assert.is(a.holdReason(1, t0 + 5_000, 1_000), null, 'given back at its first token, while its answer goes on');
+  assert.is(a.adaptiveLimit, 4, 'a batch prompt read against the interactive baseline would be noise: not sampled');
+  const next = a.tryAdmit(1, t0 + 5_000, 1_500, 'collected')!;
+  batch.release(t0 + 9_000);
+  assert.match(a.holdReason(1, t0 + 9_000, 600) ?? '', /1500 prompt tokens/, 'its end gives nothing back twice');
+  next.release(t0 + 9_000);
 });
 
 test('prefill pacing only where an engine does not bound its steps itself: a step budget unknown, absent or above ours', () => {

@@ -1,7 +1,7 @@
 import type { PrefixConfig } from '../../config/types.js';
 import { LlmgwError } from '../../errors.js';
 import { createLogger } from '../../log.js';
-import type { Admission, Permit } from '../../router/admission/admission.js';
+import type { Admission, FirstTokenSeen, Permit } from '../../router/admission/admission.js';
 import type { EndpointTable } from '../../router/endpoint-table.js';
 import type { PrefixIndex } from '../../router/scheduler/prefix-index.js';
 import type { CpuRunner } from '../../runtime/index.js';
@@ -34,7 +34,7 @@ export function admitStage(deps: AdmitDeps): Stage {
       ctx.permit = null;
       if (!admission) return next();
       const tokens = admission.paces(ctx.band, Date.now()) ? await tokensToPrefill(ctx, deps) : 0;
-      let permit = admission.tryAdmit(ctx.band, Date.now(), tokens, ctx.stream);
+      let permit = admission.tryAdmit(ctx.band, Date.now(), tokens, seenAs(ctx));
       if (!permit) {
         if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now(), tokens) });
         permit = await queue(ctx, admission, tokens);
@@ -49,6 +49,10 @@ export function admitStage(deps: AdmitDeps): Stage {
       }
     },
   };
+}
+
+function seenAs(ctx: RequestContext): FirstTokenSeen {
+  return ctx.stream ? 'streamed' : ctx.collect ? 'collected' : 'whole';
 }
 
 /**
@@ -77,7 +81,7 @@ async function queue(ctx: RequestContext, admission: Admission, tokens: number):
   const queuedAt = performance.now();
   let permit: Permit | null;
   try {
-    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens, ctx.stream);
+    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens, seenAs(ctx));
   } catch (err) {
     record.queueMs = performance.now() - queuedAt;
     refuse(ctx, LlmgwError.from(err), null, { 'retry-after': '1' });

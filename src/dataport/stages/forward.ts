@@ -61,15 +61,14 @@ export function forwardStage(router: RouterConfig, gate: TenancyGate | null): St
           path: ctx.path,
           payload,
           stream: ctx.stream,
+          collect: ctx.collect,
           stripUsage: ctx.stripUsage,
           requestId: record.id,
           arrived: ctx.arrived,
           firstTokenTimeoutMs: router.first_token_timeout_ms,
           idleTimeoutMs: router.idle_timeout_ms,
-          onAnswer: () => {
-            plan.answered(Date.now());
-            ctx.permit?.firstToken(Date.now());
-          },
+          onFirstToken: () => ctx.permit?.firstToken(Date.now()),
+          onAnswer: () => plan.answered(Date.now()),
           cut: ctx.cut,
           beforeEnd,
           checkStream,

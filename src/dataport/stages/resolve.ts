@@ -5,6 +5,7 @@ import type { Profile } from '../../router/scheduler/types.js';
 import type { ModelRoute } from '../model-routes.js';
 import type { Stage } from '../pipeline.js';
 import { refuse } from '../refuse.js';
+import { streamable } from '../streamed-answer.js';
 import { maxTokensFault } from '../validation/index.js';
 
 const PROFILE_HEADER = 'x-llmgw-profile';
@@ -68,7 +69,12 @@ export function resolveStage(i: ResolveInputs): Stage {
 
       let edited = body.model !== route.entry.name;
       ctx.stripUsage = false;
-      if (ctx.stream && ctx.path !== '/v1/embeddings') {
+      ctx.collect = !ctx.stream && streamable(ctx.path, body);
+      if (ctx.collect) {
+        edited = true;
+        body.stream = true;
+        body.stream_options = { include_usage: true };
+      } else if (ctx.stream && ctx.path !== '/v1/embeddings') {
         const so = body.stream_options;
         const isObject = typeof so === 'object' && so !== null && !Array.isArray(so);
         if (!(isObject && (so as { include_usage?: unknown }).include_usage === true)) {

@@ -6,6 +6,13 @@ import { AdaptiveLimit } from './adaptive-limit.js';
 import { needsPacing, PrefillPacing } from './prefill-pacing.js';
 import { saturation, servingPriority, servingReplicas, usable, type Saturation } from './saturation.js';
 
+/**
+ * How the router sees a request's first token: `streamed`, the client streams it;
+ * `collected`, the engine streams an answer the router sends whole; `whole`, the engine
+ * sends the answer whole, so its first token is seen only with its last.
+ */
+export type FirstTokenSeen = 'streamed' | 'collected' | 'whole';
+
 /** How long after the last first-band request lower bands are still held to the adaptive limit on engines of unknown size. */
 const TOP_BAND_IDLE_MS = 60_000;
 /** Weight of each new sample in the smoothed time from admission to a streamed first token. */
@@ -29,7 +36,7 @@ export class Admission {
   private readonly pacing: PrefillPacing;
   /** Lower bands' limit on engines of unknown size, from the first tokens of the requests admitted. */
   private readonly limit = new AdaptiveLimit();
-  /** Admission to a streamed first token, smoothed (ms); null until one was seen. */
+  /** Admission to a first token seen as it came, smoothed (ms); null until one was seen. */
   private streamedTtftMs: number | null = null;
   /**
    * Paced requests whose answer is not streamed, in admission order, with when their
@@ -91,14 +98,13 @@ export class Admission {
 
   /**
    * A permit when the request may go now, else null (it must `wait`). The permit holds
-   * the request's share of capacity until released. `streamed`: whether its answer is
-   * streamed, so that its first token is seen when it comes.
+   * the request's share of capacity until released. `seen`: how its first token is seen.
    */
-  tryAdmit(band: number, now: number, promptTokens = 0, streamed = true): Permit | null {
+  tryAdmit(band: number, now: number, promptTokens = 0, seen: FirstTokenSeen = 'streamed'): Permit | null {
     if (this.holdReason(band, now, promptTokens) !== null) return null;
     this.queue.admittedDirectly(band);
     if (band === 0) this.admittedTop(now);
-    return this.permit(band, false, now, promptTokens, streamed);
+    return this.permit(band, false, now, promptTokens, seen);
   }
 
   /**
@@ -107,7 +113,7 @@ export class Admission {
    * LLMGW_QUEUE_FULL or LLMGW_QUEUE_TIMEOUT. A released request counts as load in
    * transit until its permit says it was `dispatched` (or is released).
    */
-  wait(band: number, now: number, signal: AbortSignal, promptTokens = 0, streamed = true): Promise<Permit | null> {
+  wait(band: number, now: number, signal: AbortSignal, promptTokens = 0, seen: FirstTokenSeen = 'streamed'): Promise<Permit | null> {
     return new Promise<Permit | null>((resolve, reject) => {
       const onAbort = (): void => {
         if (this.queue.cancel(ticket)) resolve(null);
@@ -122,7 +128,7 @@ export class Admission {
           this.inTransit++;
           const at = Date.now();
           if (band === 0) this.admittedTop(at);
-          resolve(this.permit(band, true, at, promptTokens, streamed));
+          resolve(this.permit(band, true, at, promptTokens, seen));
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -130,11 +136,11 @@ export class Admission {
     });
   }
 
-  private permit(band: number, queued: boolean, now: number, promptTokens: number, streamed: boolean): Permit {
-    const permit = new Permit(this, band, queued, now, this.startPrefill(band, promptTokens), streamed);
-    // Not streamed: its prefill is taken as done when a streamed one's would be. Before
-    // any was seen, it counts until its answer, which is then its first token.
-    if (!streamed && permit.prefillTokens > 0 && this.streamedTtftMs !== null) this.unseen.push({ permit, doneAt: now + this.streamedTtftMs });
+  private permit(band: number, queued: boolean, now: number, promptTokens: number, seen: FirstTokenSeen): Permit {
+    const permit = new Permit(this, band, queued, now, this.startPrefill(band, promptTokens), seen);
+    // Its first token unseen: its prefill is taken as done when a seen one's would be.
+    // Before any was seen, it counts until its answer, which is then its first token.
+    if (seen === 'whole' && permit.prefillTokens > 0 && this.streamedTtftMs !== null) this.unseen.push({ permit, doneAt: now + this.streamedTtftMs });
     return permit;
   }
 
@@ -168,10 +174,15 @@ export class Admission {
     if (this.inTransit > 0) this.inTransit--;
   }
 
-  /** @internal Permit: a streamed request admitted at `admittedAt` had its first token now. */
-  firstToken(admittedAt: number, now: number): void {
+  /**
+   * @internal Permit: a request admitted at `admittedAt` had its first token now, seen
+   * as it came. Only a streamed one is a sample of the adaptive limit, whose baseline is
+   * interactive traffic's: a batch job's long prompts, collected, read against it as
+   * queueing (`adaptive-limit.ts`).
+   */
+  firstToken(admittedAt: number, now: number, seen: FirstTokenSeen): void {
     const ttft = now - admittedAt;
-    this.limit.sample(ttft, admittedAt, now, mostInflight(this.table.forModel(this.model), now));
+    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, mostInflight(this.table.forModel(this.model), now));
     this.streamedTtftMs = this.streamedTtftMs === null ? ttft : this.streamedTtftMs + (ttft - this.streamedTtftMs) * TTFT_SMOOTHING;
   }
 
@@ -216,7 +227,7 @@ function mostInflight(endpoints: readonly EndpointState[], now: number): number 
  * bookkeeping, so it cannot be left unbalanced. `dispatched` once the request counts in
  * an endpoint's in-flight (a request released from the queue is load in transit until
  * then); `firstToken` when its first token arrives (a paced prefill is done; for an
- * answer not streamed, when the whole answer does, so it says nothing of the engine's
+ * answer the engine sends whole, when all of it does, so it says nothing of the engine's
  * time to first token); `release` when it ends, whatever the ending. All are idempotent.
  */
 export class Permit {
@@ -231,7 +242,7 @@ export class Permit {
     private readonly admittedAt: number,
     /** Prompt tokens counted as being prefilled until the first token; 0 when not paced. */
     private prefilling: number,
-    private readonly streamed: boolean,
+    private readonly seen: FirstTokenSeen,
   ) {
     this.inTransit = queued;
   }
@@ -257,7 +268,7 @@ export class Permit {
   firstToken(now: number): void {
     if (this.answered) return;
     this.answered = true;
-    if (this.streamed) this.admission.firstToken(this.admittedAt, now);
+    if (this.seen !== 'whole') this.admission.firstToken(this.admittedAt, now, this.seen);
     if (this.prefilling === 0) return;
     this.admission.prefilled(this.takePrefill(), now);
   }
