@@ -128,8 +128,10 @@ export class StreamedAnswer {
   }
 
   private event(raw: string): void {
+    // vLLM and SGLang write one `data: ` line per event; anything else is read line by line.
     let data = '';
-    for (const line of raw.split('\n')) if (line.startsWith('data:')) data += line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
+    if (raw.startsWith('data: ') && raw.indexOf('\n') === -1) data = raw.slice(6);
+    else for (const line of raw.split('\n')) if (line.startsWith('data:')) data += line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
     if (data === '') return; // a comment or keep-alive
     if (data === DONE) {
       this.done = true;
@@ -159,8 +161,9 @@ export class StreamedAnswer {
       this.head = c;
       this.chat = c.object === 'chat.completion.chunk';
     }
-    for (const [k, v] of Object.entries(c)) {
+    for (const k in c) {
       if (k === 'choices' || k === 'usage' || k === 'object' || k === 'id' || k === 'created' || k === 'model') continue;
+      const v = c[k];
       if (v !== null || !(k in this.top)) this.top[k] = v;
     }
     if (c.usage !== undefined && c.usage !== null) {
@@ -177,8 +180,9 @@ export class StreamedAnswer {
       c = { index, message: null, text: null, rest: {} };
       this.choices.set(index, c);
     }
-    for (const [k, v] of Object.entries(part)) {
+    for (const k in part) {
       if (k === 'index') continue;
+      const v = part[k];
       if (k === 'delta') c.message = mergeDelta(c.message ?? { role: 'assistant', content: null }, v);
       else if (k === 'text') c.text = (c.text ?? '') + (typeof v === 'string' ? v : '');
       else if (v !== null || !(k in c.rest)) c.rest[k] = v;
@@ -196,7 +200,9 @@ function errorStatus(c: Record<string, unknown>): number {
 /** Strings are appended (content, reasoning), a role set, anything else replaced by a later non-null value. */
 function mergeDelta(message: Record<string, unknown>, delta: unknown): Record<string, unknown> {
   if (typeof delta !== 'object' || delta === null) return message;
-  for (const [k, v] of Object.entries(delta as Record<string, unknown>)) {
+  const d = delta as Record<string, unknown>;
+  for (const k in d) {
+    const v = d[k];
     if (k === 'role') {
       if (typeof v === 'string') message.role = v;
     } else if (typeof v === 'string') message[k] = typeof message[k] === 'string' ? (message[k] as string) + v : v;
