@@ -16,37 +16,35 @@
 // added to every request by the machine, not by sharing an engine: it is printed beside
 // the ratio, with a second verdict judged over it.
 //
-// Last measured, the whole matrix once (2 shared cores, quiet before the run), after
-// this round's changes: the first band never held for its own requests, lower bands
-// filling every slot outside the reserve, load scraped between polls as the router's
-// traffic changes (router.load_refresh_ms), learning that discounts the requests sent
-// during the engine's last two steps, and an adaptive limit that grows only while used,
-// by one per round trip. ×p99 platinum-first / bronze-first (host floor in brackets),
-// bronze vs admission off, and before this round (same machine, same session):
-//   vllm short                 7.1× / 7.9× (floor 7.1×)  0.82 / 0.77   before 41× / 51×, 0.65 / 0.74
-//   vllm long                  4.5× / 9.5× (1.3×)        0.79 / 0.71   before 7.7× / 3.0×, 0.60 / 0.55
-//   vllm long, no chunking     4.7× / 2.6× (1.5×)        0.69 / 0.58   before 6.1× / 11×, 0.59 / 0.73
-//   vllm long, budget 2048     6.5× / 4.3× (2.1×)        0.82 / 0.78   before 12× / 4.5×, 0.56 / 0.78
-//   live gauges long           5.2× / 3.9× (1.3×)        0.83 / 0.79   before 14× / 3.0×, 0.67 / 0.59
-//   sglang lag 500ms long      5.9× / 1.8× (1.1×)        0.79 / 0.42   before 5.1× / 5.6×, 0.52 / 0.74
-//   batch 8 mixed              3.8× / 4.0× (1.4×)        0.78 / 0.83   before 7.8× / 3.2×, 0.57 / 0.68
-//   batch 64 long varied       20× / 3.0× (3.3×)         0.70 / 0.72   before 1.4× / 4.8×, 0.61 / 0.46 (alone p99 120 ms)
-//   batch 256 varied           12× / 10× (30×)           0.48 / 0.63   before 0.20× / 8.9×, 0.26 / 0.53 (alone p50 898 ms; 185 bronze lost)
-//   vllm long, size configured 4.7× / 6.4× (1.7×)        0.87 / 0.89   before 5.1× / 7.3×, 0.84 / 0.87
-//   batch 64, size configured  18× / 16× (17×)           0.88 / 0.96   before 24× / 11×, 1.0 / 1.1
-//   vllm long, engine priority 4.8× / 5.2× (2.3×)        0.78 / 0.75   (new)
-//   vllm short, engine priority 4.3× / 5.7× (2.6×)       0.79 / 0.76   (new)
-// No cell meets the absolute budget; 5 of 26 runs do over the floor. Bronze meets its
-// budget in 20 of 26 runs (5 of 22 before). The floor is one run and noisy (the same
-// engine shape gave 4.8× and 8.0×), and in isolation this machine alone turned a 12 ms
-// platinum p99 into 188 ms under the vllm-short flood. Where the prompts are long the
-// engines are prefill-bound: platinum shares a step with up to 8192 tokens of bronze
+// Last measured, the whole matrix once (2 shared cores, quiet before each run; two
+// subset runs), after answers asked for whole began to be streamed from the engine and
+// collected, so that a batch prompt's real first token gives its paced prefill back.
+// ×p99 platinum-first / bronze-first (host floor in brackets), bronze vs admission off,
+// and before that change where it was run again in the same session:
+//   vllm short                  8.5× / 9.7× (floor 14×)  0.78 / 0.77
+//   vllm long                   3.4× / 2.9× (1.9×)       0.82 / 0.80   before 5.4× / 5.9×, 0.87 / 0.74
+//   vllm long, no chunking      3.4× / 6.0× (2.4×)       0.83 / 0.84   before 5.0× / 6.5×, 0.81 / 0.73
+//   vllm long, budget 2048      8.9× / 6.5× (3.0×)       0.85 / 0.82   before 5.4× / 6.5×, 0.80 / 0.77
+//   live gauges long            4.1× / 4.6× (1.8×)       0.76 / 0.68   before 5.7× / 6.2×, 0.81 / 0.79
+//   sglang lag 500ms long       4.7× / 16× (3.2×)        0.79 / 0.74   before 3.2× / 6.4×, 0.69 / 0.79
+//   batch 8 mixed               2.1× / 2.0× (0.85×)      0.84 / 0.90
+//   batch 64 long varied        32× / 2.9× (50×)         0.77 / 0.79
+//   batch 256 varied            40× / 32× (97×)          0.72 / 0.67
+//   vllm long, size configured  5.0× / 5.8× (5.6×)       0.89 / 0.88   before 4.4× / 5.4×, 0.93 / 0.93
+//   batch 64, size configured   24× / 18× (20×)          0.86 / 0.93
+//   vllm long, engine priority  3.9× / 2.7× (2.8×)       0.90 / 0.80   before 3.2× / 3.4×, 0.81 / 0.72
+//   vllm short, engine priority 26× / 6.6× (6.9×)        0.76 / 0.80
+// No cell meets the absolute budget; 13 of 26 runs do over the floor. Bronze meets its
+// budget in 24 of 26 runs. Read ratios as ±2×: the floor is one noisy run per cell, and
+// the size-configured long cell gave 4.4–6.9× over three runs of one session. Where the prompts are long
+// the engines are prefill-bound: platinum shares a step with up to 8192 tokens of bronze
 // prefill (vLLM's chunked prefill serves running prefills first, and its priority policy
-// orders only the waiting queue). Pacing the lower bands to 2048 tokens per replica
-// brought those cells to 1.0–2.2× and bronze to 0.26–0.37: with one long prompt per
-// replica at a time the engine waits on the gateway between them, as a batch answer that
-// is not streamed shows no first token. Learning still misreads lagged gauges (SGLang,
-// 4 for 16) and large batches (batch 64 and 256 are learnt low or not at all).
+// orders only the waiting queue), so its flood p50 is 31–98 ms against 13–17 alone. That is
+// the knob `prefill_tokens_per_replica` trades along, measured on the seven long cells
+// with collected answers: at 4096 platinum 1.7–6.0× (flood p50 25–42 ms), bronze
+// 0.73–0.81 in 10 of 14 runs (0.38–0.60 in the rest); at 2048 platinum 1.3–3.8× (flood
+// p50 20–29 ms), bronze 0.39–0.65 (0.26–0.37 before answers were collected). One bronze
+// prefill per replica at a time cannot keep an 8192-token step full.
 
 import os from 'node:os';
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';

@@ -15,6 +15,8 @@ const IDLE_MS = 300;
 let inProcess: InProcessPort;
 /** Requests each prompt has had, over both engines: the first attempt of a prompt is the one that misbehaves. */
 const seen = new Map<string, number>();
+/** Prompts whose request the engine saw end before it finished answering. */
+const cancelled: string[] = [];
 const chunk = (delta: object, finish: string | null = null): string =>
   `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
 const USAGE = `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })}\n\n`;
@@ -35,6 +37,14 @@ function engine(req: import('node:http').IncomingMessage, res: import('node:http
   if (n === 1 && prompt === 'shuts down') return void res.end(chunk({ role: 'assistant', content: '' }) + 'data: {"error":{"message":"The engine is shutting down","type":"ServiceUnavailableError","param":null,"code":503}}\n\ndata: [DONE]\n\n');
   if (prompt === 'refuses') return void res.end(chunk({ role: 'assistant', content: '' }) + 'data: {"error":{"message":"bad grammar","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n');
   if (prompt === 'stalls') return void res.write(chunk({ role: 'assistant', content: '' })); // and then nothing
+  if (prompt === 'slow') {
+    // A token every 50 ms until the client leaves: the engine sees its request end.
+    const tick = setInterval(() => res.write(chunk({ content: 't' })), 50);
+    return void res.on('close', () => {
+      clearInterval(tick);
+      cancelled.push(prompt);
+    });
+  }
   res.end(whole);
 }
 
@@ -102,6 +112,23 @@ test('an engine silent mid-answer past the idle limit: a 504 the client is told 
   assert.is(record.error, 'LLMGW_UPSTREAM_TIMEOUT');
   assert.is(failures(record.endpoint!), before[record.endpoint as 'a' | 'b'] + 1, 'the silent engine is blamed');
   assert.is(seen.get('stalls'), 1, 'not retried: the request may be what is slow');
+});
+
+test('a client that leaves while its answer is collected cancels the engine\'s request', async () => {
+  const before = inProcess.records.length;
+  const gone = new AbortController();
+  const asked = request(`${inProcess.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'slow' }] }),
+    signal: gone.signal,
+  });
+  asked.catch(() => undefined);
+  await until(() => seen.get('slow') === 1, 'the engine has the request');
+  gone.abort();
+  await until(() => cancelled.includes('slow'), 'the engine sees the request end');
+  await until(() => inProcess.records.length > before, 'the record');
+  assert.is(inProcess.records.at(-1)!.status, 499);
 });
 
 test('an engine that answers a stream request with JSON: its answer is relayed as it came', async () => {

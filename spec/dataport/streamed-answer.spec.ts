@@ -3,7 +3,7 @@
 // reads happen to be cut never changes the answer.
 
 import * as assert from 'uvu/assert';
-import { StreamedAnswer, streamable } from '../../src/dataport/streamed-answer.js';
+import { MAX_COLLECTED_BYTES, StreamedAnswer, streamable } from '../../src/dataport/streamed-answer.js';
 import { mulberry32 } from '../support/rng.js';
 import { suite } from '../support/uvu.js';
 
@@ -98,6 +98,12 @@ test('a stream that is not OpenAI chunks is malformed; one that ends early is no
   assert.ok(collect(noDone).complete, 'no [DONE], but every choice finished: the answer is whole');
   assert.not.ok(collect('').complete, 'nothing at all');
   assert.ok(collect(': keep-alive\n\n' + chat).complete, 'comments are skipped');
+  const endless = new StreamedAnswer();
+  const piece = Buffer.from(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'x'.repeat(1 << 20) } }] })}\n\n`);
+  let taken = 0;
+  while (endless.push(piece)) taken += piece.length;
+  assert.ok(taken <= MAX_COLLECTED_BYTES, 'an engine that streams without end is cut off at the bound');
+  assert.match(endless.malformed ?? '', /more than 67108864 bytes/);
 });
 
 test('only chat and completions without options a stream would change are collected', () => {

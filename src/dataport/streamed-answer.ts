@@ -11,6 +11,12 @@ import { readUsage, type Usage } from './usage-tap.js';
 
 const EVENT_END = '\n\n';
 const DONE = '[DONE]';
+/**
+ * The most of an engine's stream collected for one answer. A stream the client reads is
+ * bounded by its reading; one collected here is held whole, so an engine that streams
+ * without end must not be able to take the gateway's memory with it.
+ */
+export const MAX_COLLECTED_BYTES = 64 * 1024 * 1024;
 
 /** An error the engine sent as a stream event (`data: {"error": …}`), as a status and body. */
 export interface StreamError {
@@ -47,6 +53,7 @@ export function streamable(path: string, body: Record<string, unknown>): boolean
 /** Accumulates an OpenAI event stream (chat or completions) into one non-streamed body. */
 export class StreamedAnswer {
   private carry = '';
+  private bytes = 0;
   /** A character split across two reads is decoded once whole. */
   private readonly decoder = new StringDecoder('utf8');
   private head: Record<string, unknown> | null = null;
@@ -64,6 +71,11 @@ export class StreamedAnswer {
 
   /** Takes the next piece of the body; false once nothing more is wanted (done, error or malformed). */
   push(chunk: Buffer): boolean {
+    this.bytes += chunk.length;
+    if (this.bytes > MAX_COLLECTED_BYTES) {
+      this.malformed = `a stream of more than ${MAX_COLLECTED_BYTES} bytes for one answer`;
+      return false;
+    }
     const text = this.carry + this.decoder.write(chunk);
     let from = 0;
     for (let at = text.indexOf(EVENT_END); at !== -1; at = text.indexOf(EVENT_END, from)) {
