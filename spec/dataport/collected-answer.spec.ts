@@ -35,6 +35,16 @@ function engine(req: import('node:http').IncomingMessage, res: import('node:http
   res.flushHeaders();
   if (n === 1 && prompt === 'drops') return void res.write(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'o' }), () => req.socket.destroy());
   if (n === 1 && prompt === 'shuts down') return void res.end(chunk({ role: 'assistant', content: '' }) + 'data: {"error":{"message":"The engine is shutting down","type":"ServiceUnavailableError","param":null,"code":503}}\n\ndata: [DONE]\n\n');
+  if (n === 1 && prompt === 'fails midway') return void res.end(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'o' }) + 'data: {"error":{"message":"CUDA error","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n');
+  if (n === 1 && prompt === 'no usage') return void res.end(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'ok' }, 'stop'));
+  if (n === 1 && prompt === 'garbage') {
+    res.write(chunk({ role: 'assistant', content: '' }) + 'data: {not json\n\n');
+    const tick = setInterval(() => res.write(chunk({ content: 't' })), 50);
+    return void res.on('close', () => {
+      clearInterval(tick);
+      cancelled.push(prompt);
+    });
+  }
   if (prompt === 'refuses') return void res.end(chunk({ role: 'assistant', content: '' }) + 'data: {"error":{"message":"bad grammar","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n');
   if (prompt === 'stalls') return void res.write(chunk({ role: 'assistant', content: '' })); // and then nothing
   if (prompt === 'slow') {
@@ -62,6 +72,12 @@ endpoints:
 
 test.after(async () => {
   await inProcess.close();
+});
+
+// Each test starts from healthy engines: one test's failures must not put an engine in
+// cooldown for the next, whose retry needs both.
+test.before.each(() => {
+  for (const id of ['a', 'b']) inProcess.table.get(id)!.health.succeeded();
 });
 
 async function ask(content: string): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> {
@@ -101,16 +117,37 @@ test("an engine's error event: 503 (shutting down) is retried elsewhere; a 400 r
   assert.is(inProcess.records.at(-1)!.attempts, 1, 'a refusal is not retried');
 });
 
+test("vLLM's error event after the answer began (its default code, 400) is the engine failing: retried elsewhere", async () => {
+  const r = await ask('fails midway');
+  assert.is(r.status, 200, JSON.stringify(r.body));
+  assert.is(content(r.body), 'ok');
+  assert.is(inProcess.records.at(-1)!.attempts, 2);
+});
+
+test('a stream cut after its last finish but before its usage is not whole: retried, and billed from the answer served', async () => {
+  const r = await ask('no usage');
+  assert.is(r.status, 200);
+  assert.is(inProcess.records.at(-1)!.attempts, 2);
+  assert.is(inProcess.records.at(-1)!.completionTokens, 2);
+});
+
+test("a stream that is not OpenAI chunks: retried elsewhere, and the first engine's request ended", async () => {
+  const r = await ask('garbage');
+  assert.is(r.status, 200);
+  assert.is(content(r.body), 'ok');
+  assert.is(inProcess.records.at(-1)!.attempts, 2);
+  await until(() => cancelled.includes('garbage'), 'the engine sees the request end');
+});
+
 test('an engine silent mid-answer past the idle limit: a 504 the client is told not to retry', async () => {
   const failures = (id: string): number => inProcess.table.get(id)!.health.consecutiveFailures;
-  const before = { a: failures('a'), b: failures('b') };
   const r = await ask('stalls');
   assert.is(r.status, 504);
   assert.is(r.headers['x-should-retry'], 'false');
   assert.match(String((r.body.error as { message: string }).message), /sent nothing for 300 ms mid-answer \(router\.idle_timeout_ms\)/);
   const record = inProcess.records.at(-1)!;
   assert.is(record.error, 'LLMGW_UPSTREAM_TIMEOUT');
-  assert.is(failures(record.endpoint!), before[record.endpoint as 'a' | 'b'] + 1, 'the silent engine is blamed');
+  assert.is(failures(record.endpoint!), 1, 'the silent engine is blamed');
   assert.is(seen.get('stalls'), 1, 'not retried: the request may be what is slow');
 });
 

@@ -3,7 +3,7 @@
 // reads happen to be cut never changes the answer.
 
 import * as assert from 'uvu/assert';
-import { MAX_COLLECTED_BYTES, StreamedAnswer, streamable } from '../../src/dataport/streamed-answer.js';
+import { StreamedAnswer, streamable } from '../../src/dataport/streamed-answer.js';
 import { mulberry32 } from '../support/rng.js';
 import { suite } from '../support/uvu.js';
 
@@ -83,8 +83,10 @@ test('where the reads are cut never changes the answer, a character split across
 
 test("an error event is the engine's verdict: its status from the code, 500 where it has none", () => {
   const a = collect(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'x' } }] })}\n\ndata: {"error":{"message":"shutting down","code":503}}\n\ndata: [DONE]\n\n`);
-  assert.equal(a.error, { status: 503, body: '{"error":{"message":"shutting down","code":503}}' });
+  assert.equal(a.error, { status: 503, body: '{"error":{"message":"shutting down","code":503}}', midway: true });
   assert.not.ok(a.complete);
+  const first = collect(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] })}\n\ndata: {"error":{"message":"bad","code":400}}\n\n`);
+  assert.equal(first.error, { status: 400, body: '{"error":{"message":"bad","code":400}}', midway: false }, 'before any text: the role chunk alone is not the answer begun');
   assert.is(collect('data: {"object":"error","message":"bad","code":"oops"}\n\n').error?.status, 500, 'the flat older shape, a code that is no status');
 });
 
@@ -95,15 +97,25 @@ test('a stream that is not OpenAI chunks is malformed; one that ends early is no
   const cut = chat.slice(0, chat.indexOf('"finish_reason":"stop"') - 200);
   assert.not.ok(collect(cut).complete, 'no [DONE] and a choice unfinished');
   const noDone = chat.slice(0, chat.indexOf('data: [DONE]'));
-  assert.ok(collect(noDone).complete, 'no [DONE], but every choice finished: the answer is whole');
+  assert.ok(collect(noDone).complete, 'no [DONE], but its usage came with every choice finished: the answer is whole');
+  const noUsage = chat.slice(0, chat.indexOf('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[],'));
+  assert.match(noUsage, /"finish_reason":"stop"/);
+  assert.not.ok(collect(noUsage).complete, 'cut after the last finish, before the usage: not whole (choices may be missing, nothing to bill)');
   assert.not.ok(collect('').complete, 'nothing at all');
   assert.ok(collect(': keep-alive\n\n' + chat).complete, 'comments are skipped');
-  const endless = new StreamedAnswer();
-  const piece = Buffer.from(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'x'.repeat(1 << 20) } }] })}\n\n`);
-  let taken = 0;
-  while (endless.push(piece)) taken += piece.length;
-  assert.ok(taken <= MAX_COLLECTED_BYTES, 'an engine that streams without end is cut off at the bound');
-  assert.match(endless.malformed ?? '', /more than 67108864 bytes/);
+  const bound = 64 * 1024;
+  const endless = new StreamedAnswer(bound);
+  const piece = Buffer.from(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'x'.repeat(1_000) } }] })}\n\n`);
+  let pushes = 0;
+  while (pushes < 1_000 && endless.push(piece)) pushes++;
+  assert.is(pushes, Math.floor(bound / piece.length), 'an engine that streams without end is cut off at the bound');
+  assert.ok(endless.tooLarge);
+  assert.not.ok(endless.complete);
+  const unended = new StreamedAnswer();
+  let reads = 0;
+  while (reads < 100 && unended.push(Buffer.alloc(64 * 1024, 0x78))) reads++;
+  assert.is(reads, 16, 'one event that never ends is given up on past 1 MiB');
+  assert.match(unended.malformed ?? '', /an event of more than 1048576 bytes/);
 });
 
 test('only chat and completions without options a stream would change are collected', () => {

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LlmgwError } from '../errors.js';
 import type { Lease } from '../router/endpoint-table.js';
 import { rewrapEngineError } from './engine-error.js';
-import { StreamedAnswer } from './streamed-answer.js';
+import { MAX_COLLECTED_BYTES, StreamedAnswer } from './streamed-answer.js';
 import { JsonUsageTap, SseUsageTap, type Usage, type UsageTap } from './usage-tap.js';
 
 export interface AttemptRequest {
@@ -154,7 +154,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
    * first chunk is the first token; the answer is collected and sent whole. Nothing
    * reached the client until then, so an engine that fails mid-way is retried elsewhere.
    */
-  const collect = async (chunks: AsyncIterator<Buffer>, first: IteratorResult<Buffer>): Promise<Outcome> => {
+  const collect = async (body: { destroy(): void }, chunks: AsyncIterator<Buffer>, first: IteratorResult<Buffer>): Promise<Outcome> => {
     ttftMs = performance.now() - f.arrived;
     f.onFirstToken();
     const answer = new StreamedAnswer();
@@ -174,7 +174,20 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       dropped = err;
     }
     if (cutWith || (abort.aborted && !silent)) return early(null);
-    if (answer.error) return engineError(answer.error.status, answer.error.body);
+    // Given up on before its end: the engine must stop generating, and free its slot.
+    if (answer.malformed || answer.tooLarge) body.destroy();
+    if (answer.error) {
+      const { status, body: text, midway } = answer.error;
+      // vLLM writes any exception inside its stream as an error event with code 400, its
+      // default: one after the answer had begun is the engine failing, not a verdict on
+      // the request, and is retried elsewhere as a 5xx would be.
+      return engineError(midway && status < 500 ? 500 : status, text);
+    }
+    if (answer.tooLarge) {
+      // The answer is what is too large: retried, it would be as large elsewhere.
+      const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} streamed more than ${MAX_COLLECTED_BYTES} bytes for one answer; ask for it as a stream`);
+      return { kind: 'failed', error, retry: false, suspect: null };
+    }
     if (answer.malformed) {
       lease.failed(Date.now());
       return { kind: 'failed', error: new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} sent ${answer.malformed}`), retry: true, suspect: null };
@@ -235,7 +248,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     }
     clearTimeout(firstToken);
     // An engine that answers a stream request with JSON anyway has its answer relayed as it is.
-    if (f.collect && status === 200 && String(upstream.headers['content-type']).startsWith('text/event-stream')) return await collect(chunks, first);
+    if (f.collect && status === 200 && String(upstream.headers['content-type']).startsWith('text/event-stream')) return await collect(body, chunks, first);
 
     const headers: Record<string, string> = { 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId };
     for (const h of PASSED_HEADERS) {
@@ -250,7 +263,9 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       const length = upstream.headers['content-length'];
       if (typeof length === 'string') headers['content-length'] = length;
     }
-    f.onFirstToken();
+    // Asked to stream but answered whole, the answer's first byte is not its first token:
+    // admission counts its prefill until it ends, as for any answer sent whole.
+    if (!f.collect) f.onFirstToken();
     f.onAnswer();
     res.writeHead(status, headers);
     ttftMs = performance.now() - f.arrived;

@@ -14,14 +14,19 @@ const DONE = '[DONE]';
 /**
  * The most of an engine's stream collected for one answer. A stream the client reads is
  * bounded by its reading; one collected here is held whole, so an engine that streams
- * without end must not be able to take the gateway's memory with it.
+ * without end must not be able to take the gateway's memory with it. About 200 bytes of
+ * stream a token: over a million tokens of answer.
  */
-export const MAX_COLLECTED_BYTES = 64 * 1024 * 1024;
+export const MAX_COLLECTED_BYTES = 256 * 1024 * 1024;
+/** The longest one event may be: an engine's event carries a token or a few, and an unended one is rescanned with each read. */
+const MAX_EVENT_BYTES = 1024 * 1024;
 
 /** An error the engine sent as a stream event (`data: {"error": …}`), as a status and body. */
 export interface StreamError {
   status: number;
   body: string;
+  /** Whether any of the answer (text, a finish) had come before it. */
+  midway: boolean;
 }
 
 interface Choice {
@@ -35,15 +40,19 @@ interface Choice {
 }
 
 /**
- * Which non-streamed requests are asked of the engine as a stream: chat and completions,
- * without the options whose streamed form differs from the non-streamed one or that
- * vLLM does not stream (`best_of`, `echo`, logprobs of prompt or output, tools, whose
- * streaming parsers are the engine's own and not always equal to its non-streaming
- * ones), and without `stream_options`, which engines refuse when not streaming.
+ * Request fields whose streamed answer differs from the non-streamed one, or that vLLM
+ * does not stream: logprobs of prompt or output, `best_of` and beam search, `echo`,
+ * per-chunk token ids, disaggregated prefill's `kv_transfer_params` (carried only in an
+ * answer sent whole), and tools, whose streaming parsers are the engine's own and not
+ * always equal to its non-streaming ones; `stream_options`, which engines refuse when
+ * not streaming.
  */
+const NOT_STREAMED = ['stream_options', 'best_of', 'use_beam_search', 'logprobs', 'top_logprobs', 'prompt_logprobs', 'return_token_ids', 'kv_transfer_params', 'tools', 'functions'];
+
+/** Which non-streamed requests are asked of the engine as a stream: chat and completions without NOT_STREAMED fields. */
 export function streamable(path: string, body: Record<string, unknown>): boolean {
   if (path !== '/v1/chat/completions' && path !== '/v1/completions') return false;
-  for (const key of ['stream_options', 'best_of', 'logprobs', 'top_logprobs', 'prompt_logprobs', 'tools', 'functions']) {
+  for (const key of NOT_STREAMED) {
     const v = body[key];
     if (v !== undefined && v !== null && v !== false) return false;
   }
@@ -68,12 +77,19 @@ export class StreamedAnswer {
   error: StreamError | null = null;
   /** An event that is not an OpenAI chunk, or null. */
   malformed: string | null = null;
+  /** The stream passed MAX_COLLECTED_BYTES. */
+  tooLarge = false;
+  /** Some text or a finish reason has come. */
+  private begun = false;
 
-  /** Takes the next piece of the body; false once nothing more is wanted (done, error or malformed). */
+  /** @param maxBytes the most of the stream collected (MAX_COLLECTED_BYTES) */
+  constructor(private readonly maxBytes = MAX_COLLECTED_BYTES) {}
+
+  /** Takes the next piece of the body; false once nothing more is wanted (done, error, malformed or too large). */
   push(chunk: Buffer): boolean {
     this.bytes += chunk.length;
-    if (this.bytes > MAX_COLLECTED_BYTES) {
-      this.malformed = `a stream of more than ${MAX_COLLECTED_BYTES} bytes for one answer`;
+    if (this.bytes > this.maxBytes) {
+      this.tooLarge = true;
       return false;
     }
     const text = this.carry + this.decoder.write(chunk);
@@ -87,6 +103,10 @@ export class StreamedAnswer {
       }
     }
     this.carry = text.slice(from);
+    if (this.carry.length > MAX_EVENT_BYTES) {
+      this.malformed = `an event of more than ${MAX_EVENT_BYTES} bytes`;
+      return false;
+    }
     return true;
   }
 
@@ -97,17 +117,22 @@ export class StreamedAnswer {
     this.carry = '';
   }
 
-  /** Whether the answer is whole: [DONE] came, or the body ended with every choice finished. */
+  /**
+   * Whether the answer is whole: [DONE] came, or the usage chunk (which vLLM and SGLang
+   * send once every choice has finished) with every choice seen finished. A stream cut
+   * after its last finish but before its usage is not whole: choices that never started
+   * would be missing, and the record would have no usage to bill.
+   */
   get complete(): boolean {
-    if (this.error || this.malformed || this.head === null) return false;
+    if (this.error || this.malformed || this.tooLarge || this.head === null) return false;
     if (this.done) return true;
-    if (this.choices.size === 0) return false;
+    if (this.usage === null || this.choices.size === 0) return false;
     for (const c of this.choices.values()) if (c.rest.finish_reason === undefined || c.rest.finish_reason === null) return false;
     return true;
   }
 
   private get settled(): boolean {
-    return this.done || this.error !== null || this.malformed !== null;
+    return this.done || this.error !== null || this.malformed !== null || this.tooLarge;
   }
 
   /** The non-streamed body the engine would have sent. */
@@ -162,7 +187,7 @@ export class StreamedAnswer {
     }
     const c = chunk as Record<string, unknown>;
     if (c.error !== undefined || c.object === 'error') {
-      this.error = { status: errorStatus(c), body: data };
+      this.error = { status: errorStatus(c), body: data, midway: this.begun };
       return;
     }
     if (!Array.isArray(c.choices)) {
@@ -199,6 +224,7 @@ export class StreamedAnswer {
       else if (k === 'text') c.text = (c.text ?? '') + (typeof v === 'string' ? v : '');
       else if (v !== null || !(k in c.rest)) c.rest[k] = v;
     }
+    if (!this.begun) this.begun = !!c.text || !!c.message?.content || (c.rest.finish_reason ?? null) !== null;
   }
 }
 
