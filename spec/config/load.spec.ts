@@ -282,7 +282,7 @@ test('every default is filled in, and optional keys stay unset', () => {
   assert.is(c.agent_insecure, true, 'as BASE sets it');
   assert.equal(c.control, { interval_ms: 1000, unreachable_after_ms: 15000, lost_after_ms: 60000, port_range: [20000, 20999], drain_grace_ms: 120000, settle_ms: 15000 });
   // No profiles: nothing to place, so no replica asked for; the engine loads the name.
-  assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], source: 'llama-3.3-70b', scaling: { min: 0, max: 1 }, profiles: [], units: 'tokens' });
+  assert.equal(c.models[1], { name: 'llama-3.3-70b', aliases: ['llama'], fallbacks: [], stream_from_engine: true, source: 'llama-3.3-70b', scaling: { min: 0, max: 1 }, profiles: [], units: 'tokens' });
   assert.is(c.models[2]!.source, 'qwen2.5-32b');
   assert.equal(c.models[2]!.scaling, { min: 1, max: 1 }, 'a model with profiles keeps one replica');
   assert.equal(c.models[2]!.profiles[0], {

@@ -20,7 +20,7 @@ function setup(n: number, budget = new RetryBudget(20, 3), maxAttempts = 3) {
   const { table, eps } = tableOf(n);
   const prefixIndex = new PrefixIndex(100);
   const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
-  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [] }, chain: ['m'], profile, admission: null };
+  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission: null };
   const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
   const plan = new AttemptPlan({ table, scheduler: new Scheduler(), prefixIndex, budget, maxAttempts }, route, profile, null, null, record);
   return { plan, eps, budget, record };
@@ -142,7 +142,7 @@ test('a first-band request goes to the replica with the most room, engines of un
     prefill_tokens_per_replica: 0,
   };
   const admission = new Admission('m', table, cfg, 5_000);
-  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [] }, chain: ['m'], profile, admission };
+  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission };
   const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
   const deps = { table, scheduler: new Scheduler(), prefixIndex, budget: new RetryBudget(20, 3), maxAttempts: 3 };
   // The weight scorer outweighs one request more in flight; the adaptive limit starts at 4.

@@ -35,10 +35,11 @@ test.before(async () => {
     `models:
   - { name: m, aliases: [mm] }
   - { name: orphan, fallbacks: [m] }
+  - { name: w, stream_from_engine: false }
 router: { max_body_bytes: 4096, admission: { enabled: false } }
 # 'orphan' gets no engine, so it falls back.
 endpoints:
-  - { id: engine, url: "http://127.0.0.1:9", models: [m] }
+  - { id: engine, url: "http://127.0.0.1:9", models: [m, w] }
   - { id: never, url: "http://127.0.0.1:9", models: [orphan] }
 `,
     {
@@ -99,7 +100,7 @@ test('parse: each malformed body is refused with its param, and still leaves one
 test('resolve: an unknown model is a 404 naming what exists; an unknown profile is a 400', async () => {
   const unknown = await post(JSON.stringify({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] }));
   assert.is(unknown.status, 404);
-  assert.match(unknown.text, /available: m, orphan, mm/);
+  assert.match(unknown.text, /available: m, orphan, w, mm/);
   const profile = await post(chat(), { 'x-llmgw-profile': 'fastest' });
   assert.is(profile.status, 400);
   assert.match(profile.text, /'fastest' is not a routing profile; have: /);
@@ -128,6 +129,9 @@ test('resolve: an answer the client wants whole is asked of the engine as a stre
   assert.equal(body.usage, USAGE);
   assert.is(r.record.promptTokens, 7);
   assert.is(r.record.stream, false, 'the record says what the client asked for');
+  const asked = JSON.stringify({ model: 'w', messages: [{ role: 'user', content: 'hi' }] });
+  await post(asked);
+  assert.is(received.at(-1)!.toString('utf8'), asked, 'a model with stream_from_engine: false has its answers asked for whole');
 });
 
 test('resolve: an alias is sent as the canonical name, and a stream always asks the engine for usage', async () => {

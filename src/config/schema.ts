@@ -183,6 +183,12 @@ const model = object(
     ),
     routing_profile: name('How the router scores endpoints for this model, e.g. chat or batch. Unset: the router default.'),
     max_model_len: int('Longest prompt plus completion in tokens. Longer requests are refused before they reach an engine.', 1),
+    stream_from_engine: {
+      type: 'boolean',
+      description:
+        "Whether a chat or completions answer a client asks for whole is streamed from the engine and sent whole once collected, so that the first-token timeout times the first token rather than the whole generation, a stall mid-way is seen and a failure mid-way is retried. Off for an engine whose streamed answer differs from its whole one (a reasoning or tool parser that streams differently): answers are then asked for as the client asked.",
+      default: true,
+    },
     source: name('What the engines load: a path on the nodes or a Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct. Unset: the model name.'),
     scaling: object(
       'How many replicas of the model the control plane keeps placed.',

@@ -96,6 +96,7 @@ export interface ModelConfig {
   readonly fallbacks: readonly string[];
   readonly routing_profile?: string;
   readonly max_model_len?: number;
+  readonly stream_from_engine: boolean;
   /** Filled at load: the model name when unset. */
   readonly source: string;
   /** Filled at load: min 1 with profiles, else 0; max = max(min, 1). */

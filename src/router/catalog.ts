@@ -5,6 +5,8 @@ export interface CatalogEntry {
   name: string;
   aliases: readonly string[];
   fallbacks: readonly string[];
+  /** Answers asked for whole are streamed from the engine and collected (`models[].stream_from_engine`). */
+  streamFromEngine: boolean;
 }
 
 /**
@@ -16,7 +18,7 @@ export class Catalog {
   readonly entries: readonly CatalogEntry[];
 
   constructor(models: readonly ModelConfig[]) {
-    this.entries = models.map((m) => ({ name: m.name, aliases: m.aliases, fallbacks: m.fallbacks }));
+    this.entries = models.map((m) => ({ name: m.name, aliases: m.aliases, fallbacks: m.fallbacks, streamFromEngine: m.stream_from_engine }));
     for (const e of this.entries) {
       this.byName.set(e.name, e);
       for (const a of e.aliases) this.byName.set(a, e);

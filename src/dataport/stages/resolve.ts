@@ -69,7 +69,7 @@ export function resolveStage(i: ResolveInputs): Stage {
 
       let edited = body.model !== route.entry.name;
       ctx.stripUsage = false;
-      ctx.collect = !ctx.stream && streamable(ctx.path, body);
+      ctx.collect = !ctx.stream && route.entry.streamFromEngine && streamable(ctx.path, body);
       if (ctx.collect) {
         edited = true;
         body.stream = true;
