@@ -2,7 +2,8 @@
 // until the engine's first body chunk arrives: until then nothing has reached the
 // client, so a failure (refused connection, a 5xx, a connection dropped before the
 // first token) can still be retried on another endpoint. After it, a failure ends the
-// stream with an error event instead.
+// stream with an error event instead. An answer the client wants whole, asked of the
+// engine as a stream, is collected (`collect`) and is retryable until it is sent.
 
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,7 +31,10 @@ export interface AttemptRequest {
    * it is collected and sent as one JSON body.
    */
   collect: boolean;
-  /** Called once at the engine's first token (for an answer not streamed by the engine, with the answer). */
+  /**
+   * Called once at the engine's first token: for a JSON answer with its head, unless it
+   * was asked for as a stream (admission then counts it as sent whole, until it ends).
+   */
   onFirstToken: () => void;
   /** Called once the response head is written: the answer has begun and cannot be retried. */
   onAnswer: () => void;
