@@ -17,6 +17,8 @@ let inProcess: InProcessPort;
 const seen = new Map<string, number>();
 /** Prompts whose request the engine saw end before it finished answering. */
 const cancelled: string[] = [];
+/** Tokens the 'slow' engine has written. */
+let slowTokens = 0;
 const chunk = (delta: object, finish: string | null = null): string =>
   `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
 const USAGE = `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })}\n\n`;
@@ -49,7 +51,7 @@ function engine(req: import('node:http').IncomingMessage, res: import('node:http
   if (prompt === 'stalls') return void res.write(chunk({ role: 'assistant', content: '' })); // and then nothing
   if (prompt === 'slow') {
     // A token every 50 ms until the client leaves: the engine sees its request end.
-    const tick = setInterval(() => res.write(chunk({ content: 't' })), 50);
+    const tick = setInterval(() => res.write(chunk({ content: 't' }), () => slowTokens++), 50);
     return void res.on('close', () => {
       clearInterval(tick);
       cancelled.push(prompt);
@@ -151,7 +153,7 @@ test('an engine silent mid-answer past the idle limit: a 504 the client is told 
   assert.is(seen.get('stalls'), 1, 'not retried: the request may be what is slow');
 });
 
-test('a client that leaves while its answer is collected cancels the engine\'s request', async () => {
+test("a client that leaves while its answer is collected cancels the engine's request, and is charged for what it generated", async () => {
   const before = inProcess.records.length;
   const gone = new AbortController();
   const asked = request(`${inProcess.url}/v1/chat/completions`, {
@@ -161,11 +163,17 @@ test('a client that leaves while its answer is collected cancels the engine\'s r
     signal: gone.signal,
   });
   asked.catch(() => undefined);
-  await until(() => seen.get('slow') === 1, 'the engine has the request');
+  // The engine and this data port share one event loop: by the fourth token written, the
+  // port has read the first three.
+  await until(() => slowTokens >= 4, 'the engine has generated four tokens');
   gone.abort();
   await until(() => cancelled.includes('slow'), 'the engine sees the request end');
   await until(() => inProcess.records.length > before, 'the record');
-  assert.is(inProcess.records.at(-1)!.status, 499);
+  const record = inProcess.records.at(-1)!;
+  assert.is(record.status, 499);
+  assert.ok(record.usageEstimated);
+  assert.ok(record.completionTokens >= 2, `charged ${record.completionTokens} completion tokens`);
+  assert.ok(record.ttftMs !== null && record.ttftMs > 0, 'its first token came');
 });
 
 test('an engine that answers a stream request with JSON: its answer is relayed as it came', async () => {

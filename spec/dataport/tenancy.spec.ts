@@ -27,7 +27,7 @@ tenancy: ${tenancy}
 `;
 
 function snapshot(): TenancySnapshot {
-  const s = oneProject(['ok', 'only-m', 'rpm', 'budget', 'band', 'hard']);
+  const s = oneProject(['ok', 'only-m', 'rpm', 'budget', 'band', 'hard', 'hard-whole']);
   s.keys.push(keyRecord('revoked', 'proj_a', 'sk-llmgw-revoked', { revokedAt: 1 }), keyRecord('expired', 'proj_a', 'sk-llmgw-expired', { expiresAt: 1 }));
   s.limits = [
     limitRow('key', 'only-m', { models: ['m'] }),
@@ -35,20 +35,24 @@ function snapshot(): TenancySnapshot {
     limitRow('key', 'budget', { budget: 1, period: 'day' }),
     limitRow('key', 'band', { band: 'bronze' }),
     limitRow('key', 'hard', { budget: 30, period: 'day' }),
+    limitRow('key', 'hard-whole', { budget: 30, period: 'day' }),
   ];
   return s;
 }
 
 let port: TenancyPort;
 let strict: TenancyPort;
+/** Hard budgets: a response is stopped once its budget runs out. */
+let hard: TenancyPort;
 
 test.before(async () => {
-  port = await startTenancyPort(yaml('{ store: t.db, budget_fallback: n, hard_budgets: true }'), snapshot(), 2);
+  port = await startTenancyPort(yaml('{ store: t.db, budget_fallback: n }'), snapshot(), 2);
   strict = await startTenancyPort(yaml('{ store: t.db }'), snapshot(), 2);
+  hard = await startTenancyPort(yaml('{ store: t.db, hard_budgets: true }'), snapshot(), 2);
 });
 
 test.after(async () => {
-  await Promise.all([port?.close(), strict?.close()]);
+  await Promise.all([port?.close(), strict?.close(), hard?.close()]);
 });
 
 let seq = 0;
@@ -179,15 +183,27 @@ test('a client that leaves a stream half-way is charged for what it was sent', a
 });
 
 test('with hard budgets, a stream whose budget runs out mid-way ends with an error event and [DONE]', async () => {
-  const r = await chat(port, 'sk-llmgw-hard', { stream: true, max_tokens: 200 });
+  const r = await chat(hard, 'sk-llmgw-hard', { stream: true, max_tokens: 200 });
   assert.is(r.status, 200);
   const events = r.text.split('\n\n').filter((e) => e.startsWith('data: '));
   assert.is(events.at(-1), 'data: [DONE]');
   const error = JSON.parse(events.at(-2)!.slice('data: '.length)) as { error: { code: string } };
   assert.is(error.error.code, 'insufficient_quota');
-  const line = lineOf(port, r.id)!;
+  const line = lineOf(hard, r.id)!;
   assert.is(line.error, 'LLMGW_BUDGET_EXCEEDED');
   assert.ok(line.completionTokens < 200, `cut after ${line.completionTokens} tokens`);
+});
+
+test('with hard budgets, an answer asked for whole stops when its budget runs out: a 429, charged for what was generated', async () => {
+  const r = await chat(hard, 'sk-llmgw-hard-whole', { max_tokens: 200 });
+  assert.is(r.status, 429, r.text);
+  assert.is(r.json().error.code, 'insufficient_quota');
+  assert.match(r.json().error.message, /ran out during this response/);
+  const line = lineOf(hard, r.id)!;
+  assert.is(line.error, 'LLMGW_BUDGET_EXCEEDED');
+  assert.ok(line.usageEstimated);
+  assert.ok(line.completionTokens > 0 && line.completionTokens < 200, `stopped after ${line.completionTokens} tokens`);
+  assert.is(line.units, line.promptTokens + line.completionTokens);
 });
 
 test('/v1/models needs a key and lists only the models it may use', async () => {

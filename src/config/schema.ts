@@ -463,7 +463,7 @@ const schema: SchemaNode = object(
         store: name("The tenancy database (SQLite, created if absent); its usage journal is the folder beside it with .usage-journal appended. Relative to the config file's folder."),
         hard_budgets: {
           type: 'boolean',
-          description: "Off: a budget is checked when a request starts, so one in flight may finish past it. On: a stream whose key's budget runs out mid-way is ended with an error event.",
+          description: "Off: a budget is checked when a request starts, so one in flight may finish past it. On: a stream whose key's budget runs out mid-way is ended with an error event, and an answer asked for whole is stopped with a 429, charged for what the engine generated.",
           default: false,
         },
         budget_fallback: name('A catalog model (name or alias) served instead, at no cost, to a key whose budget is spent. Unset: such a request is refused with 429 insufficient_quota.'),

@@ -47,15 +47,19 @@ export interface AttemptRequest {
    */
   beforeEnd: ((served: Extract<Outcome, { kind: 'served' }>) => void) | null;
   /**
-   * Asked after each event of a stream is sent, with the count so far: an error ends the
-   * stream with it (a spent budget, with `tenancy.hard_budgets`). Null: never.
+   * Asked after each read of a stream, with the events so far (sent on, or collected): an
+   * error ends the stream with it, or stops a collected answer and is the response (a
+   * spent budget, with `tenancy.hard_budgets`). Null: never.
    */
   checkStream: ((events: number) => LlmgwError | null) | null;
 }
 
-/** What reached the client of a stream that did not end normally: what it is charged. */
+/**
+ * What reached the client of a stream that did not end normally, or what the engine had
+ * sent of a collected answer when it was stopped: what the request is charged.
+ */
 export interface Relayed {
-  /** SSE events sent on; each carries about one token on vLLM and SGLang. */
+  /** SSE events sent on (or collected); each carries about one token on vLLM and SGLang. */
   events: number;
   /** The engine's own report, when its usage chunk had come. */
   usage: Usage | null;
@@ -71,7 +75,14 @@ export type Outcome =
    * then left unreported, for the caller to judge once it knows whether the request
    * fails the same way elsewhere.
    */
-  | { kind: 'failed'; error: LlmgwError; retry: boolean; suspect: string | null }
+  | {
+      kind: 'failed';
+      error: LlmgwError;
+      retry: boolean;
+      suspect: string | null;
+      /** What the engine generated for a collected answer stopped by the request's budget: it is charged. */
+      generated?: Relayed;
+    }
   /** The client had part of the answer when the engine failed; the response is ended. */
   | { kind: 'broken'; error: LlmgwError; ttftMs: number; relayed: Relayed | null }
   /** The client went away; the engine's request was cancelled. */
@@ -168,14 +179,29 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       abort.abort();
     }, f.idleTimeoutMs);
     let dropped: unknown = null;
+    let spent: LlmgwError | null = null;
     try {
       for (let next = first; !next.done; next = await chunks.next()) {
         if (!answer.push(next.value)) break;
+        spent = f.checkStream?.(answer.events) ?? null;
+        if (spent) break;
         idle.refresh();
       }
       answer.end();
     } catch (err) {
       dropped = err;
+    }
+    // What the engine generated before it was stopped is charged, as a stream is for
+    // what reached its client: the GPU did the work either way.
+    const generated: Relayed = { events: answer.events, usage: answer.usage };
+    if (spent) {
+      body.destroy();
+      lease.abandoned();
+      return { kind: 'failed', error: spent, retry: false, suspect: null, generated };
+    }
+    if (abort.aborted && !silent && !cutWith && !timedOut) {
+      lease.abandoned();
+      return { kind: 'gone', ttftMs, relayed: generated };
     }
     if (cutWith || (abort.aborted && !silent)) return early(null);
     // Given up on before its end: the engine must stop generating, and free its slot.

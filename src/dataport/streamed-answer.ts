@@ -81,6 +81,11 @@ export class StreamedAnswer {
   tooLarge = false;
   /** Some text or a finish reason has come. */
   private begun = false;
+  /**
+   * Chunks taken so far, the usage-only one included: what a request stopped mid-way is
+   * charged by (about one token each after the first, as for a relayed stream).
+   */
+  events = 0;
 
   /** @param maxBytes the most of the stream collected (MAX_COLLECTED_BYTES) */
   constructor(private readonly maxBytes = MAX_COLLECTED_BYTES) {}
@@ -194,6 +199,7 @@ export class StreamedAnswer {
       this.malformed = `an event without choices: ${data.slice(0, 100)}`;
       return;
     }
+    this.events++;
     if (this.head === null) {
       this.head = c;
       this.chat = c.object === 'chat.completion.chunk';

@@ -36,7 +36,7 @@ export function forwardStage(router: RouterConfig, gate: TenancyGate | null): St
             gate.bill(ctx, true);
           }
         : null;
-      const checkStream = gate?.settings.hard_budgets && ctx.stream ? budgetWatch(ctx, gate) : null;
+      const checkStream = gate?.settings.hard_budgets && (ctx.stream || ctx.collect) ? budgetWatch(ctx, gate) : null;
       const asSent = ctx.body.priority;
       for (let lease = plan.next(Date.now()); lease; lease = plan.next(Date.now())) {
         const model = plan.servedModel;
@@ -126,7 +126,9 @@ function settle(ctx: RequestContext, outcome: Outcome): void {
       // own (the OpenAI clients retry a 504 twice) would triple the cost on a fleet that
       // is already too slow.
       if (outcome.error.code === 'LLMGW_UPSTREAM_TIMEOUT') headers['x-should-retry'] = 'false';
-      return refuse(ctx, outcome.error, null, headers);
+      refuse(ctx, outcome.error, null, headers);
+      charge(ctx, outcome.generated ?? null);
+      return;
     }
     case 'broken':
       record.ttftMs = outcome.ttftMs;
@@ -144,8 +146,8 @@ function settle(ctx: RequestContext, outcome: Outcome): void {
 }
 
 /**
- * With `tenancy.hard_budgets`: a stream's running cost, estimated as `charge` would
- * charge it were it cut now, against what its key's chain has left. Null when the
+ * With `tenancy.hard_budgets`: a stream's (or a collected answer's) running cost,
+ * estimated as `charge` would charge it were it cut now, against what its key's chain has left. Null when the
  * request holds no budget (none set on its chain, or served free by the fallback).
  */
 function budgetWatch(ctx: RequestContext, gate: TenancyGate): ((events: number) => LlmgwError | null) | null {
@@ -163,7 +165,8 @@ function budgetWatch(ctx: RequestContext, gate: TenancyGate): ((events: number) 
 }
 
 /**
- * A stream that did not end normally is charged for what reached the client: the
+ * A stream that did not end normally is charged for what reached the client, a collected
+ * answer stopped mid-way for what the engine had sent: the
  * engine's own usage report where it came, else one completion token per event sent
  * after the first (vLLM and SGLang send a role-only event, then about one token per
  * event) and a prompt estimated at four characters a token — marked as estimated.
