@@ -33,10 +33,10 @@
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
 import { chatWorkload, type ChatWorkload, type ChatWorkloadOptions } from './load/chat-workload.js';
-import { PREEMPTIONS, PREFIX_HITS, PREFIX_QUERIES, scrapeCounters } from './load/engine-metrics.js';
+import { ENGINE_TTFT_COUNT, ENGINE_TTFT_SUM, PREEMPTIONS, PREFIX_HITS, PREFIX_QUERIES, scrapeCounters } from './load/engine-metrics.js';
 import { LoadClient, openLoop } from './load/http-load.js';
 import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type RunningSim } from './load/llmgw.js';
-import { assertAlive, launchNode, startedAll, stopAll, type Launched } from './load/processes.js';
+import { assertAlive, cpuMs, launchNode, startedAll, stopAll, type Launched } from './load/processes.js';
 import { distribution, type Distribution } from './load/stats.js';
 import { createHashRing, positionName } from './baselines/hash-ring.js';
 import { tokenize } from '../src/sim/tokenizer.js';
@@ -178,6 +178,10 @@ interface PolicyResult {
   hits: number;
   queries: number;
   preemptions: number;
+  /** Mean TTFT as the engines measured it (arrival at the engine → first token), ms. */
+  engineTtftMs: number;
+  /** CPU the proxy or llmgw used over the run (all its threads), ms; null without /proc. */
+  frontCpuMs: number | null;
 }
 
 async function run(): Promise<void> {
@@ -209,8 +213,9 @@ async function runPolicy(policy: Policy, workload: ChatWorkload, c: WorkloadCase
     );
     const front = await policy.start(engines);
     procs.push(front.proc);
-    const counters = [PREFIX_HITS, PREFIX_QUERIES, PREEMPTIONS];
+    const counters = [PREFIX_HITS, PREFIX_QUERIES, PREEMPTIONS, ENGINE_TTFT_SUM, ENGINE_TTFT_COUNT];
     const before = await Promise.all(engines.map((e) => scrapeCounters(e.url, counters)));
+    const cpuBefore = cpuMs(front.proc.pid);
 
     const client = new LoadClient(front.url, 1_024);
     const records: TurnRecord[] = [];
@@ -221,6 +226,7 @@ async function runPolicy(policy: Policy, workload: ChatWorkload, c: WorkloadCase
       await client.close();
     }
     assertAlive(procs);
+    const cpuAfter = cpuMs(front.proc.pid);
 
     const after = await Promise.all(engines.map((e) => scrapeCounters(e.url, counters)));
     const delta = (name: string): number => after.reduce((sum, m, i) => sum + m.get(name)! - before[i]!.get(name)!, 0);
@@ -233,6 +239,8 @@ async function runPolicy(policy: Policy, workload: ChatWorkload, c: WorkloadCase
       hits: delta(PREFIX_HITS),
       queries: delta(PREFIX_QUERIES),
       preemptions: delta(PREEMPTIONS),
+      engineTtftMs: (delta(ENGINE_TTFT_SUM) * 1000) / delta(ENGINE_TTFT_COUNT),
+      frontCpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
     };
   } finally {
     await stopAll(procs);
@@ -250,6 +258,9 @@ interface Figures {
   promptTokens: number;
   /** Turns llmgw sent to another endpoint than the conversation's previous turn (null for a proxy: it does not say). */
   moves: number | null;
+  ttftMean: number;
+  /** The proxy's (or llmgw's) CPU per completed request, ms. */
+  cpuPerRequest: number | null;
 }
 
 function figuresOf(r: PolicyResult): Figures {
@@ -263,6 +274,8 @@ function figuresOf(r: PolicyResult): Figures {
     errors: r.records.length - ok.length,
     promptTokens: ok.reduce((s, x) => s + x.promptTokens, 0),
     moves: movesOf(ok),
+    ttftMean: ok.reduce((sum, x) => sum + x.sample.ttftMs, 0) / ok.length,
+    cpuPerRequest: r.frontCpuMs === null ? null : r.frontCpuMs / ok.length,
   };
 }
 
@@ -310,6 +323,9 @@ function report(done: readonly Ran[]): void {
         fmtNum(f.tokps),
         String(r.preemptions),
         String(f.errors),
+        fmtNum(r.engineTtftMs),
+        fmtNum(f.ttftMean - r.engineTtftMs),
+        f.cpuPerRequest === null ? '' : fmtNum(f.cpuPerRequest),
         isGw ? fmtRatio(hash.ttft.p50 / f.ttft.p50) : '',
         isGw ? fmtRatio(hash.ttft.p90 / f.ttft.p90) : '',
         isGw ? fmtRatio(rr.ttft.p90 / f.ttft.p90) : '',
@@ -332,7 +348,7 @@ function report(done: readonly Ran[]): void {
   );
   console.log('');
   printTable(
-    ['workload / policy', 'TTFT p50 ms', 'p90 ms', 'p99 ms', 'prefix hit', 'moves', 'req/s', 'good/s', 'out tok/s', 'preempt', 'errors', 'gw ×hash p50', '×hash p90', '×rr p90', '×rr good', 'budget'],
+    ['workload / policy', 'TTFT p50 ms', 'p90 ms', 'p99 ms', 'prefix hit', 'moves', 'req/s', 'good/s', 'out tok/s', 'preempt', 'errors', 'engine TTFT', 'path', 'CPU/req', 'gw ×hash p50', '×hash p90', '×rr p90', '×rr good', 'budget'],
     rows,
   );
   console.log(
@@ -341,6 +357,10 @@ function report(done: readonly Ran[]): void {
       '  engines, delta over the run. req/s, tok/s: completed requests and output tokens per second, first request → last answer.',
       "moves: turns llmgw sent to another endpoint than the conversation's previous turn (its x-llmgw-endpoint header; a proxy does not say).",
       `good/s: goodput, answers per second with TTFT ≤ ${GOOD_TTFT_MS} ms (req/s is capped by the offered load; goodput shows capacity).`,
+      "engine TTFT: mean ms from a request's arrival at its engine to its first token, by the engines' own histogram: what scheduling",
+      '  decides (queueing, cached prefixes). path: the client\'s mean TTFT less that — the hops through the proxy or llmgw and back,',
+      '  and the engines\' HTTP handling. CPU/req: ms of CPU the proxy or llmgw used per completed request (all threads); on 2 shared',
+      '  cores it is taken from the engines and the client too.',
       `tenant-hash: a consistent-hash ring (160 virtual nodes per engine) on the ${TENANT_HEADER} header every request carries — an oracle`,
       '  of affinity; llmgw ignores the header and must infer the tenant from the prompt.',
       '×: llmgw against the tenant hash and round-robin (other / llmgw for TTFT, llmgw / other for goodput: above 1 is better for llmgw).',

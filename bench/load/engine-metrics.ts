@@ -7,6 +7,9 @@ import { request } from 'undici';
 export const PREFIX_HITS = 'vllm:prefix_cache_hits_total';
 export const PREFIX_QUERIES = 'vllm:prefix_cache_queries_total';
 export const PREEMPTIONS = 'vllm:num_preemptions_total';
+/** The engine's own TTFT histogram's sum (s) and count: its mean, from arrival at the engine. */
+export const ENGINE_TTFT_SUM = 'vllm:time_to_first_token_seconds_sum';
+export const ENGINE_TTFT_COUNT = 'vllm:time_to_first_token_seconds_count';
 
 /** Each named counter, summed over its label sets (0 when absent). */
 export async function scrapeCounters(baseUrl: string, names: readonly string[]): Promise<Map<string, number>> {

@@ -5,6 +5,7 @@
 // failed run never leaves an engine holding a port or a core.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -176,6 +177,24 @@ export function assertAlive(procs: readonly Launched[]): void {
     if (!p.alive()) throw new Error(`${p.name} (pid ${p.pid}) died during the run\n--- stderr ---\n${p.stderr()}`);
   }
 }
+
+/**
+ * CPU time (user + system, all its threads) a process has used so far, in ms, from
+ * /proc; null where there is none (not Linux). Read before and after a run, it says
+ * what a proxy cost per request, which latency alone hides on shared cores.
+ */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) in brackets: utime, stime are 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+/** USER_HZ: 100 on every Linux this runs on (sysconf is not reachable from Node). */
+const CLOCK_TICKS = 100;
 
 /** A port that was free a moment ago, for programs that cannot report the one they bound (nginx). */
 export function freePort(): Promise<number> {

@@ -38,7 +38,7 @@ test('an endpoint whose URL changed is a new endpoint: its old state does not ca
 
 test('the router\'s own traffic asks for a fresh scrape between polls, at most one per refresh interval, none while nothing changes', async () => {
   const asked: string[] = [];
-  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH, refresh: { ms: 100, ask: (id) => asked.push(id) } });
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH, refresh: { ms: 100, kvCeiling: 0.9, ask: (id) => asked.push(id) } });
   const a = table.add(spec('a', 1));
   table.applyLoad('a', 1_000, { running: 0, waiting: 0, kvUsage: 0 }, null);
   const first = table.lease(a, 1_050);
@@ -47,16 +47,55 @@ test('the router\'s own traffic asks for a fresh scrape between polls, at most o
   assert.equal(asked, ['a'], 'a request started on a scrape 100 ms old');
   first.release(1_150);
   assert.equal(asked, ['a'], 'asked 50 ms ago, no answer yet: not asked again');
-  table.applyLoad('a', 1_160, { running: 1, waiting: 0, kvUsage: 0 }, null);
+  table.applyLoad('a', 1_160, { running: 1, waiting: 1, kvUsage: 0 }, null);
   second.release(1_240);
   assert.equal(asked, ['a'], 'the answer is 80 ms old');
   table.lease(a, 1_260).release(1_270);
   assert.equal(asked, ['a', 'a'], 'a request ending counts as a change too');
   assert.is(a.inflight, 0);
   table.applyLoad('a', 1_100, { running: 9, waiting: 9, kvUsage: 0 }, null);
-  assert.equal(a.load, { running: 1, waiting: 0, kvUsage: 0 }, 'an older scrape arriving late is dropped');
+  assert.equal(a.load, { running: 1, waiting: 1, kvUsage: 0 }, 'an older scrape arriving late is dropped');
   table.applyLoad('a', 1_300, null, '/metrics answered 500');
   assert.equal([a.load?.running, a.loadError], [1, '/metrics answered 500'], 'a failed scrape keeps the last load and says why');
+  await table.close();
+});
+
+test('no scrape between polls of an engine that runs only the router\'s requests, well inside its batch', async () => {
+  const asked: string[] = [];
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH, refresh: { ms: 100, kvCeiling: 0.9, ask: (id) => asked.push(id) } });
+  const a = table.add(spec('a', 1));
+  table.applyLoad('a', 0, { running: 0, waiting: 0, kvUsage: 0 }, null);
+  const held = [1, 2, 3, 4].map(() => table.lease(a, 1));
+  table.applyLoad('a', 2, { running: 4, waiting: 0, kvUsage: 0.2 }, null);
+  asked.length = 0;
+  let t = 2;
+  // One request ends and another starts, a refresh interval after the last change.
+  const churn = (): void => {
+    held.shift()!.release((t += 200));
+    held.push(table.lease(a, t));
+  };
+  churn();
+  churn();
+  assert.equal(asked, [], 'unknown batch, holding the 4 it was seen running: the router sent all it runs');
+  held.push(table.lease(a, (t += 200)));
+  assert.equal(asked, ['a'], 'holding more than the engine was ever seen running: it may be queueing them');
+  table.applyLoad('a', (t += 1), { running: 5, waiting: 0, kvUsage: 0.9 }, null);
+  churn();
+  assert.equal(asked, ['a', 'a'], 'its KV cache at the ceiling');
+  table.applyLoad('a', (t += 1), { running: 5, waiting: 1, kvUsage: 0.2 }, null);
+  churn();
+  assert.equal(asked, ['a', 'a', 'a'], 'queueing');
+  table.applyLoad('a', (t += 1), { running: 8, waiting: 0, kvUsage: 0.2 }, null);
+  churn();
+  assert.equal(asked, ['a', 'a', 'a', 'a'], 'running more than the router sent: others share it, and only a scrape shows them');
+  a.batchCapacity = 16;
+  table.applyLoad('a', (t += 1), { running: 5, waiting: 0, kvUsage: 0.2 }, null);
+  held.push(table.lease(a, (t += 1)), table.lease(a, t), table.lease(a, t));
+  churn();
+  assert.equal(asked.length, 4, 'a batch of 16 holding 8');
+  held.push(table.lease(a, (t += 200)));
+  assert.equal(asked.length, 5, 'holding 9, past half its batch');
+  for (const l of held) l.release(t);
   await table.close();
 });
 

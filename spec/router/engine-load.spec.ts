@@ -140,7 +140,7 @@ test('the router\'s traffic between polls has the poller scrape /metrics alone, 
   const table = new EndpointTable({
     connectTimeoutMs: 1_000,
     health: { cooldownFailures: 2, cooldownMs: 100, breakerFailures: 5, openMs: 100, maxOpenMs: 1_000 },
-    refresh: { ms: 20, ask: (id) => system.ref(healthPollerAddress(id)).tell({ type: 'scrape' }) },
+    refresh: { ms: 20, kvCeiling: 0.95, ask: (id) => system.ref(healthPollerAddress(id)).tell({ type: 'scrape' }) },
   });
   try {
     await system.spawn(endpointRegistry, { address: ENDPOINT_REGISTRY, args: { table } });

@@ -99,7 +99,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     },
     onBreakerChange: (endpoint, from, to) => log[to === 'closed' ? 'info' : 'warn']('circuit breaker', { endpoint, from, to }),
     // The system is started just above; a lost ask is replaced by the next change or poll.
-    ...(r.load_refresh_ms > 0 && { refresh: { ms: r.load_refresh_ms, ask: (id: string) => system.ref(healthPollerAddress(id)).tell({ type: 'scrape' }) } }),
+    ...(r.load_refresh_ms > 0 && { refresh: { ms: r.load_refresh_ms, kvCeiling: r.admission.kv_ceiling, ask: (id: string) => system.ref(healthPollerAddress(id)).tell({ type: 'scrape' }) } }),
   });
   let simNodes: SimulatedNodes | null = null;
   let tenancy: (DataPortTenancy & { units: Map<string, UnitsConfig> }) | undefined;

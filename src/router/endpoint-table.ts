@@ -2,6 +2,7 @@ import { Pool } from 'undici';
 import type { EndpointProbe } from '../messages/endpoints.js';
 import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint-health.js';
 import { InflightLog } from './inflight-log.js';
+import { scrapeCouldTell } from './load-estimate.js';
 import type { EngineLoad } from '../messages/endpoints.js';
 
 /** Down at least this long, an engine is taken to have restarted: its batch capacity is learnt again. */
@@ -94,8 +95,12 @@ export interface EndpointState extends EndpointSpec {
 export interface EndpointTableOptions {
   connectTimeoutMs: number;
   health: HealthPolicy;
-  /** Scrapes of an engine's load asked for between polls as the router's traffic to it changes (`touched`); absent: polls only. */
-  refresh?: { ms: number; ask: (id: string) => void };
+  /**
+   * Scrapes of an engine's load asked for between polls as the router's traffic to it
+   * changes (`touched`), where one could tell something (`scrapeCouldTell`, with the
+   * admission KV ceiling); absent: polls only.
+   */
+  refresh?: { ms: number; kvCeiling: number; ask: (id: string) => void };
   onBreakerChange?: (endpoint: string, from: BreakerState, to: BreakerState) => void;
 }
 
@@ -237,11 +242,11 @@ export class EndpointTable {
    * last one (or the last ask) is at least `refreshMs` old. Every estimate of what an
    * engine holds is its last scrape plus what the router did since, and a flood does a
    * poll interval's worth in milliseconds; between polls, this keeps the scrape to within
-   * `refreshMs` of the traffic, at no cost while nothing changes.
+   * `refreshMs` of the traffic where that matters, at no cost while nothing changes.
    */
   touched(e: EndpointState, now: number): void {
     const r = this.opts.refresh;
-    if (!r || now - e.refreshAskedAt < r.ms || (e.loadAt !== null && now - e.loadAt < r.ms)) return;
+    if (!r || now - e.refreshAskedAt < r.ms || (e.loadAt !== null && now - e.loadAt < r.ms) || !scrapeCouldTell(e, r.kvCeiling)) return;
     e.refreshAskedAt = now;
     r.ask(e.id);
   }

@@ -59,6 +59,22 @@ export function admissionBacklog(e: EndpointState, kvCeiling: number, lean: Lean
   return Math.max(0, occupancy(e, lean) - 2 * Math.max(1, e.load!.running, e.peakRunning));
 }
 
+/**
+ * Whether a scrape now could say something the router's own count does not: the last one
+ * showed the engine queueing (or its KV cache at the ceiling), running more than the
+ * router had sent it (other clients share it), or the router now holds more than half its
+ * batch — beyond the most it was ever seen running, where the batch is unknown. An engine
+ * running only the router's requests, well inside its batch, is what the router's count
+ * says it is: scraping it again between polls costs the engine and the telemetry thread
+ * a /metrics each and changes no decision.
+ */
+export function scrapeCouldTell(e: EndpointState, kvCeiling: number): boolean {
+  const load = e.load;
+  if (load === null || queueing(e, kvCeiling) || load.running > e.inflightAtLoad) return true;
+  const roomy = e.batchCapacity !== null ? e.batchCapacity / 2 : Math.max(1, e.peakRunning);
+  return e.inflight > roomy;
+}
+
 function queueing(e: EndpointState, kvCeiling: number): boolean {
   const load = e.load!;
   return load.waiting > 0 || (load.kvUsage ?? 0) >= kvCeiling;
