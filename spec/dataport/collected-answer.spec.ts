@@ -39,6 +39,8 @@ function engine(req: import('node:http').IncomingMessage, res: import('node:http
   if (n === 1 && prompt === 'shuts down') return void res.end(chunk({ role: 'assistant', content: '' }) + 'data: {"error":{"message":"The engine is shutting down","type":"ServiceUnavailableError","param":null,"code":503}}\n\ndata: [DONE]\n\n');
   if (n === 1 && prompt === 'fails midway') return void res.end(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'o' }) + 'data: {"error":{"message":"CUDA error","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n');
   if (n === 1 && prompt === 'no usage') return void res.end(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'ok' }, 'stop'));
+  // An engine that ignores stream_options.include_usage, and ends its stream properly.
+  if (prompt === 'ignores usage') return void res.end(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'o' }) + chunk({ content: 'k' }, 'stop') + 'data: [DONE]\n\n');
   if (n === 1 && prompt === 'garbage') {
     res.write(chunk({ role: 'assistant', content: '' }) + 'data: {not json\n\n');
     const tick = setInterval(() => res.write(chunk({ content: 't' })), 50);
@@ -174,6 +176,27 @@ test("a client that leaves while its answer is collected cancels the engine's re
   assert.ok(record.usageEstimated);
   assert.ok(record.completionTokens >= 2, `charged ${record.completionTokens} completion tokens`);
   assert.ok(record.ttftMs !== null && record.ttftMs > 0, 'its first token came');
+});
+
+test('an engine that ignores include_usage: the answer, whole or streamed, is charged by its chunks, marked estimated', async () => {
+  const whole = await ask('ignores usage');
+  assert.is(whole.status, 200);
+  assert.is(content(whole.body), 'ok');
+  assert.is(whole.body.usage, null, 'the engine sent none; none is made up for the client');
+  let record = inProcess.records.at(-1)!;
+  assert.equal([record.completionTokens, record.usageEstimated, record.attempts], [2, true, 1]);
+  assert.ok(record.promptTokens > 0, 'the prompt at four characters a token');
+
+  const before = inProcess.records.length;
+  const res = await request(`${inProcess.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'ignores usage' }], stream: true }),
+  });
+  assert.match(await res.body.text(), /data: \[DONE\]/);
+  await until(() => inProcess.records.length > before, 'the record');
+  record = inProcess.records.at(-1)!;
+  assert.equal([record.status, record.completionTokens, record.usageEstimated], [200, 2, true]);
 });
 
 test('an engine that answers a stream request with JSON: its answer is relayed as it came', async () => {

@@ -67,7 +67,15 @@ export interface Relayed {
 
 export type Outcome =
   /** The engine's answer reached the client whole (whatever its status). */
-  | { kind: 'served'; status: number; usage: Usage | null; ttftMs: number; error: string | null }
+  | {
+      kind: 'served';
+      status: number;
+      usage: Usage | null;
+      ttftMs: number;
+      error: string | null;
+      /** A stream served whole without the engine's usage (it ignored `include_usage`): what it is charged by instead. */
+      generated?: Relayed;
+    }
   /**
    * Nothing reached the client; `retry` says whether another endpoint may be tried.
    * `suspect` names the way it failed when the request itself may be what broke the
@@ -234,7 +242,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     const out = answer.json();
     f.onAnswer();
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId });
-    const served = { kind: 'served', status: 200, usage: answer.usage, ttftMs, error: null } as const;
+    const served = { kind: 'served', status: 200, usage: answer.usage, ttftMs, error: null, generated: { events: answer.events, usage: answer.usage } } as const;
     f.beforeEnd?.(served);
     res.end(out);
     lease.succeeded();
@@ -322,7 +330,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       while (!next.done) {
         const out = tap.push(next.value);
         if (served === null && out.length > 0 && f.beforeEnd && completes(out)) {
-          served = { kind: 'served', status, usage: tap.usage, ttftMs, error: null };
+          served = servedStream(status, tap, ttftMs);
           f.beforeEnd(served);
         }
         if (out.length > 0 && !res.write(out)) {
@@ -361,7 +369,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     }
     // The tail may hold the usage chunk: the outcome is known only once it is parsed.
     const tail = tap.end();
-    served = { kind: 'served', status, usage: tap.usage, ttftMs, error: null };
+    served = servedStream(status, tap, ttftMs);
     f.beforeEnd?.(served);
     res.end(tail);
     lease.succeeded();
@@ -383,6 +391,12 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
 function endBroken(res: ServerResponse, sse: boolean, tap: UsageTap, error: LlmgwError): void {
   if (sse && !res.writableEnded && !res.destroyed) res.end(`${tap.end()}data: ${JSON.stringify(error.toOpenAI())}\n\ndata: [DONE]\n\n`);
   else res.destroy(); // a JSON body cut short cannot be repaired; a reset says so
+}
+
+/** A relayed answer that reached its client whole; a stream's events, less its `[DONE]`, stand in for a usage it lacks. */
+function servedStream(status: number, tap: UsageTap, ttftMs: number): Extract<Outcome, { kind: 'served' }> {
+  const served = { kind: 'served', status, usage: tap.usage, ttftMs, error: null } as const;
+  return tap instanceof SseUsageTap ? { ...served, generated: { events: Math.max(0, tap.events - 1), usage: tap.usage } } : served;
 }
 
 function relayedOf(tap: UsageTap): Relayed | null {

@@ -114,6 +114,9 @@ function settle(ctx: RequestContext, outcome: Outcome): void {
         record.promptTokens = outcome.usage.promptTokens;
         record.completionTokens = outcome.usage.completionTokens;
         record.cachedTokens = outcome.usage.cachedTokens;
+      } else if (outcome.generated && outcome.status < 400) {
+        // An engine that ignores `include_usage` still did the work: estimated, as a cut stream is.
+        charge(ctx, outcome.generated);
       }
       record.ttftMs = outcome.ttftMs;
       record.status = outcome.status;
