@@ -6,7 +6,7 @@ import { ActorSystem } from '../../src/runtime/index.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 
-const test = suite('usage records reach the accounting actor in one message per event-loop turn');
+const test = suite('usage records reach the accounting actor in batches: per event-loop turn, at most one per interval');
 
 const record = (id: string): UsageRecord => ({
   id,
@@ -52,6 +52,42 @@ test('records added in one turn travel together; none is lost, flush sends what 
     assert.is((await processed()) - before, 4);
     await new Promise(setImmediate);
     assert.is((await ref.ask({ type: 'totals' })).requests, 7, 'the flushed batch is not sent again');
+  } finally {
+    await system.shutdown();
+  }
+});
+
+test('records that end one per turn, within the interval of the last batch, travel together in the next', async () => {
+  const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
+  try {
+    const ref = await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
+    const batcher = new UsageBatcher(ref, { intervalMs: 60_000 });
+    batcher.add(record('first'));
+    await until(async () => (await ref.ask({ type: 'totals' })).requests === 1, 'the first record goes at once');
+    for (let i = 0; i < 3; i++) {
+      batcher.add(record(`later${i}`));
+      await new Promise(setImmediate);
+    }
+    assert.is(batcher.waiting, 3, 'held: the interval since the last batch is not up');
+    batcher.flush();
+    assert.is(batcher.waiting, 0, 'all three went in one batch');
+    await until(async () => (await ref.ask({ type: 'totals' })).requests === 4, 'the held records arrive');
+    assert.equal((await ref.ask({ type: 'recent', limit: 10 })).map((r) => r.id), ['first', 'later0', 'later1', 'later2']);
+  } finally {
+    await system.shutdown();
+  }
+});
+
+test('a batch held for the interval goes when it is up, without a flush', async () => {
+  const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
+  try {
+    const ref = await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
+    const batcher = new UsageBatcher(ref, { intervalMs: 50 });
+    batcher.add(record('a'));
+    await until(async () => (await ref.ask({ type: 'totals' })).requests === 1, 'the first record');
+    batcher.add(record('b'));
+    batcher.add(record('c'));
+    await until(async () => (await ref.ask({ type: 'totals' })).requests === 3, 'the held records, once the interval is up');
   } finally {
     await system.shutdown();
   }

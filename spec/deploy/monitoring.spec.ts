@@ -210,7 +210,11 @@ test.before(async () => {
   assert.is(await chat('llmgw-sim', true), 200);
   assert.is(await chat('unlisted'), 200, 'served by its fallback');
   assert.is(await chat('no-such-model'), 404);
-  exposition = parseExposition(await metricsText());
+  // Request metrics are drawn from usage records, which reach the telemetry thread in batches.
+  await until(async () => {
+    exposition = parseExposition(await metricsText());
+    return ['llmgw_retries_total', 'llmgw_fallbacks_total', 'llmgw_request_ttft_seconds_bucket'].every((name) => exposition.series.has(name));
+  }, 'the requests counted in /metrics');
   for (const name of ['llmgw_retries_total', 'llmgw_fallbacks_total', 'llmgw_request_ttft_seconds_bucket']) {
     assert.ok(exposition.series.has(name), `${name} has series to check labels against`);
   }

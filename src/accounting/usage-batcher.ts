@@ -13,6 +13,13 @@ const MAX_PENDING = 100_000;
 /** After a refusal the records wait this long before they are sent again, instead of spinning. */
 const RETRY_MS = 10;
 /**
+ * Batches go at most this often. Each one is a round trip to the telemetry thread, and on
+ * a busy host each post wakes that thread and often switches the core to it: at tens of
+ * requests a second a batch per event-loop turn was one per request. Records (and the
+ * metrics drawn from them) reach the actor up to this late; shutdown flushes at once.
+ */
+const SEND_INTERVAL_MS = 100;
+/**
  * A refusal comes back at once; an ask that gets no answer this long sits in the
  * mailbox behind others, so it counts as taken rather than being sent twice.
  */
@@ -21,15 +28,16 @@ const CONFIRM_TIMEOUT_MS = 30_000;
 export interface UsageBatcherOptions {
   maxPending?: number;
   retryMs?: number;
+  intervalMs?: number;
   log?: Logger;
 }
 
 /**
- * Sends the data port's usage records to the accounting actor as one message per
- * event-loop turn: the requests that end in the same turn share one postMessage to the
- * telemetry thread instead of paying one each. One batch is in flight at a time; what
- * arrives meanwhile goes with the next, so the actor's mailbox never holds more than a
- * batch and the records wait here, bounded. A refused batch (full mailbox, the actor
+ * Sends the data port's usage records to the accounting actor in batches: what ends in
+ * the same event-loop turn, and what ends within SEND_INTERVAL_MS of the last batch,
+ * shares one postMessage to the telemetry thread instead of paying one each. One batch
+ * is in flight at a time; what arrives meanwhile goes with the next, so the actor's
+ * mailbox never holds more than a batch and the records wait here, bounded. A refused batch (full mailbox, the actor
  * restarting) is kept and sent again first. `flush()` sends what is pending now
  * (shutdown calls it before the actors stop).
  */
@@ -46,7 +54,9 @@ export class UsageBatcher {
   lost = 0;
   private readonly maxPending: number;
   private readonly retryMs: number;
+  private readonly intervalMs: number;
   private readonly log: Logger;
+  private lastSentAt = -Infinity;
 
   constructor(
     private readonly accounting: ActorRef<AccountingMsg>,
@@ -54,6 +64,7 @@ export class UsageBatcher {
   ) {
     this.maxPending = opts.maxPending ?? MAX_PENDING;
     this.retryMs = opts.retryMs ?? RETRY_MS;
+    this.intervalMs = opts.intervalMs ?? SEND_INTERVAL_MS;
     this.log = opts.log ?? createLogger('usage');
   }
 
@@ -65,11 +76,24 @@ export class UsageBatcher {
   readonly add = (record: UsageRecord): void => {
     this.pending.push(record);
     if (this.pending.length > this.maxPending) this.trim();
-    if (!this.inFlight && !this.immediate && this.timer === undefined) {
+    if (!this.inFlight) this.schedule();
+  };
+
+  /** The next batch goes at the end of this turn, or once the interval since the last one is up. */
+  private schedule(): void {
+    if (this.immediate || this.timer !== undefined) return;
+    const wait = this.lastSentAt + this.intervalMs - performance.now();
+    if (wait <= 0) {
       this.immediate = true;
       setImmediate(this.turn);
+      return;
     }
-  };
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.inFlight) this.send();
+    }, wait);
+    this.timer.unref(); // shutdown flushes; a pending batch must not hold up the exit
+  }
 
   /** Sends what is pending now, whether or not a batch is in flight. */
   readonly flush = (): void => {
@@ -89,6 +113,7 @@ export class UsageBatcher {
     if (records.length < this.maxPending / 2) this.losing = false;
     this.pending = [];
     this.inFlight = true;
+    this.lastSentAt = performance.now();
     this.accounting.ask({ type: 'records', records }, { timeoutMs: CONFIRM_TIMEOUT_MS }).then(
       () => this.sent(),
       (err: unknown) => {
@@ -102,7 +127,7 @@ export class UsageBatcher {
   private sent(): void {
     this.inFlight = false;
     this.refusing = false;
-    if (this.timer === undefined && this.pending.length > 0) this.send();
+    if (this.pending.length > 0) this.schedule();
   }
 
   /** Keeps a refused batch ahead of what came since, and tries again shortly. */

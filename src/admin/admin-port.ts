@@ -18,6 +18,11 @@ export interface AdminPortOptions extends Omit<FleetRoutesOptions, 'reload'> {
   /** Main-thread registries merged into /metrics (endpoint gauges). */
   registries: Registry[];
   accounting: ActorRef<AccountingMsg>;
+  /**
+   * Sends the data port's held usage records on (`UsageBatcher.flush`): posted ahead of
+   * the usage read on the same mailbox, so the answer counts every request that has ended.
+   */
+  flushUsage?: () => void;
   /** Null when admission control is off. */
   admission: ActorRef<AdmissionMsg> | null;
   /** How a shutdown's drain stands; null while the server is not shutting down. */
@@ -128,6 +133,7 @@ export function createAdminPort(opts: AdminPortOptions): Server {
         case '/admin/v1/usage': {
           const limit = Number(url.searchParams.get('limit') ?? 100);
           if (!Number.isInteger(limit) || limit < 0) return sendError(res, new LlmgwError('LLMGW_INVALID_REQUEST', `limit must be a whole number, not '${url.searchParams.get('limit')}'`));
+          opts.flushUsage?.();
           const [totals, recent] = await Promise.all([opts.accounting.ask({ type: 'totals' }), opts.accounting.ask({ type: 'recent', limit })]);
           return sendJson(res, 200, { totals, recent });
         }

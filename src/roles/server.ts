@@ -173,6 +173,7 @@ export async function startServer(flags: ServerFlags): Promise<RunningServer> {
     drain: drainStatus,
     registries: [endpointMetrics(table), usageBatcherMetrics(records), ...(admissions ? [admissionMetrics(admissions)] : []), ...(tenancy ? [journalMetrics(tenancy.journal)] : [])],
     accounting: usage,
+    flushUsage: records.flush,
     admission: admissions ? system.ref(ADMISSION) : null,
     control: reloadable.control,
     reload: reloadNow,
