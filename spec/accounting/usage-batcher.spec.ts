@@ -1,8 +1,8 @@
 import * as assert from 'uvu/assert';
 import { accounting } from '../../src/actors/accounting/accounting.js';
 import { UsageBatcher } from '../../src/accounting/usage-batcher.js';
-import { ACCOUNTING, type UsageRecord } from '../../src/messages/accounting.js';
-import { ActorSystem } from '../../src/runtime/index.js';
+import { ACCOUNTING, type AccountingMsg, type UsageRecord } from '../../src/messages/accounting.js';
+import { ActorSystem, type ActorRef } from '../../src/runtime/index.js';
 import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 
@@ -32,10 +32,18 @@ const record = (id: string): UsageRecord => ({
   profile: 'chat',
 });
 
-test('records added in one turn travel together; none is lost, flush sends what is pending at once', async () => {
+/** Runs `body` against an accounting actor on its own telemetry thread. */
+async function withAccounting(body: (ref: ActorRef<AccountingMsg>, system: ActorSystem) => Promise<void>): Promise<void> {
   const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
   try {
-    const ref = await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
+    await body(await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } }), system);
+  } finally {
+    await system.shutdown();
+  }
+}
+
+test('records added in one turn travel together; none is lost, flush sends what is pending at once', () =>
+  withAccounting(async (ref, system) => {
     const batcher = new UsageBatcher(ref);
     const processed = async (): Promise<number> => (await system.stats()).find((s) => s.name === 'accounting')!.processed;
     const before = await processed();
@@ -52,15 +60,10 @@ test('records added in one turn travel together; none is lost, flush sends what 
     assert.is((await processed()) - before, 4);
     await new Promise(setImmediate);
     assert.is((await ref.ask({ type: 'totals' })).requests, 7, 'the flushed batch is not sent again');
-  } finally {
-    await system.shutdown();
-  }
-});
+  }));
 
-test('records that end one per turn, within the interval of the last batch, travel together in the next', async () => {
-  const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
-  try {
-    const ref = await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
+test('records that end one per turn, within the interval of the last batch, travel together in the next', () =>
+  withAccounting(async (ref, system) => {
     const batcher = new UsageBatcher(ref, { intervalMs: 60_000 });
     batcher.add(record('first'));
     await until(async () => (await ref.ask({ type: 'totals' })).requests === 1, 'the first record goes at once');
@@ -73,25 +76,17 @@ test('records that end one per turn, within the interval of the last batch, trav
     assert.is(batcher.waiting, 0, 'all three went in one batch');
     await until(async () => (await ref.ask({ type: 'totals' })).requests === 4, 'the held records arrive');
     assert.equal((await ref.ask({ type: 'recent', limit: 10 })).map((r) => r.id), ['first', 'later0', 'later1', 'later2']);
-  } finally {
-    await system.shutdown();
-  }
-});
+  }));
 
-test('a batch held for the interval goes when it is up, without a flush', async () => {
-  const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
-  try {
-    const ref = await system.spawn(accounting, { address: ACCOUNTING, thread: 'telemetry', args: { recent: 100, models: { m: 'm' } } });
+test('a batch held for the interval goes when it is up, without a flush', () =>
+  withAccounting(async (ref, system) => {
     const batcher = new UsageBatcher(ref, { intervalMs: 50 });
     batcher.add(record('a'));
     await until(async () => (await ref.ask({ type: 'totals' })).requests === 1, 'the first record');
     batcher.add(record('b'));
     batcher.add(record('c'));
     await until(async () => (await ref.ask({ type: 'totals' })).requests === 3, 'the held records, once the interval is up');
-  } finally {
-    await system.shutdown();
-  }
-});
+  }));
 
 test('records the accounting actor refuses are kept and sent again; past the bound the oldest are lost, counted', async () => {
   const system = await ActorSystem.start({ threads: [{ name: 'telemetry' }] });
