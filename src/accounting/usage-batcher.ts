@@ -37,8 +37,8 @@ export interface UsageBatcherOptions {
  * the same event-loop turn, and what ends within SEND_INTERVAL_MS of the last batch,
  * shares one postMessage to the telemetry thread instead of paying one each. One batch
  * is in flight at a time; what arrives meanwhile goes with the next, so the actor's
- * mailbox never holds more than a batch and the records wait here, bounded. A refused batch (full mailbox, the actor
- * restarting) is kept and sent again first. `flush()` sends what is pending now
+ * mailbox never holds more than a batch and the records wait here, bounded. A refused
+ * batch (full mailbox, the actor restarting) is kept and sent again first. `flush()` sends what is pending now
  * (shutdown calls it before the actors stop).
  */
 export class UsageBatcher {

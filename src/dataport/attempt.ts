@@ -207,11 +207,11 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
       lease.abandoned();
       return { kind: 'failed', error: spent, retry: false, suspect: null, generated };
     }
-    if (abort.aborted && !silent && !cutWith && !timedOut) {
+    if (cutWith) return early(null);
+    if (abort.aborted && !silent) {
       lease.abandoned();
       return { kind: 'gone', ttftMs, relayed: generated };
     }
-    if (cutWith || (abort.aborted && !silent)) return early(null);
     // Given up on before its end: the engine must stop generating, and free its slot.
     if (answer.malformed || answer.tooLarge) body.destroy();
     if (answer.error) {

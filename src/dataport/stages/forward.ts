@@ -150,8 +150,9 @@ function settle(ctx: RequestContext, outcome: Outcome): void {
 
 /**
  * With `tenancy.hard_budgets`: a stream's (or a collected answer's) running cost,
- * estimated as `charge` would charge it were it cut now, against what its key's chain has left. Null when the
- * request holds no budget (none set on its chain, or served free by the fallback).
+ * estimated as `charge` would charge it were it cut now, against what its key's chain
+ * has left. Null when the request holds no budget (none set on its chain, or served free
+ * by the fallback).
  */
 function budgetWatch(ctx: RequestContext, gate: TenancyGate): ((events: number) => LlmgwError | null) | null {
   const t = ctx.tenant;
@@ -169,10 +170,10 @@ function budgetWatch(ctx: RequestContext, gate: TenancyGate): ((events: number) 
 
 /**
  * A stream that did not end normally is charged for what reached the client, a collected
- * answer stopped mid-way for what the engine had sent: the
- * engine's own usage report where it came, else one completion token per event sent
- * after the first (vLLM and SGLang send a role-only event, then about one token per
- * event) and a prompt estimated at four characters a token — marked as estimated.
+ * answer stopped mid-way for what the engine had sent: the engine's own usage report
+ * where it came, else one completion token per event sent after the first (vLLM and
+ * SGLang send a role-only event, then about one token per event) and a prompt estimated
+ * at four characters a token — marked as estimated.
  */
 function charge(ctx: RequestContext, relayed: Relayed | null): void {
   if (!relayed) return;
