@@ -19,9 +19,11 @@ export interface HashRing<T> {
 /**
  * The ring name of the upstream at `position` on the proxy's command line. Not its URL:
  * the engines' ports differ from run to run, and a ring over them would place tenants
- * differently each time, so two runs of one workload would not compare.
+ * differently each time, so two runs of one workload would not compare. `ring` picks
+ * one of many equally good rings: which tenants share an engine is a draw, and
+ * a deployment gets one draw; ring 0 is the unsalted names.
  */
-export const positionName = (position: number): string => `upstream-${position}`;
+export const positionName = (position: number, ring = 0): string => (ring === 0 ? `upstream-${position}` : `upstream-${position}~${ring}`);
 
 /** First 4 bytes of MD5, as ketama takes them: fast enough, and well spread for short keys. */
 export function hash32(key: string): number {

@@ -1,6 +1,6 @@
 // A bare Node + undici reverse proxy, run as its own process:
 //
-//   node dist/bench/baselines/proxy.js --policy round-robin|least-inflight|tenant-hash [--tenant-header NAME] --upstream URL [--upstream URL ...]
+//   node dist/bench/baselines/proxy.js --policy round-robin|least-inflight|tenant-hash [--tenant-header NAME] [--ring N] --upstream URL [--upstream URL ...]
 //
 // It prints `proxy listening on URL` when ready. It does only what any gateway must:
 // read the body, JSON.parse it (a gateway has to read `model`), pick an upstream, stream
@@ -14,7 +14,8 @@
 //   keyed on a tenant header (`--tenant-header`, default x-tenant), blind to load. The
 //   oracle of cache affinity a deployment that knows its tenants would run: every request
 //   of a tenant meets that tenant's cached prefix. A request without the header goes
-//   round-robin.
+//   round-robin. `--ring N` salts the ring's point names (`positionName`): the same
+//   balancer, another draw of which tenants share an engine.
 
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     listen: { type: 'string', default: '127.0.0.1:0' },
     policy: { type: 'string', default: 'round-robin' },
     'tenant-header': { type: 'string', default: 'x-tenant' },
+    ring: { type: 'string', default: '0' },
     upstream: { type: 'string', multiple: true },
   },
 });
@@ -42,13 +44,15 @@ if (policy !== 'round-robin' && policy !== 'least-inflight' && policy !== 'tenan
   throw new Error(`--policy must be round-robin, least-inflight or tenant-hash, not '${policy}'`);
 }
 const tenantHeader = values['tenant-header'].toLowerCase();
+const ringSalt = Number(values.ring);
+if (!Number.isInteger(ringSalt) || ringSalt < 0) throw new Error(`--ring must be a whole number ≥ 0, not '${values.ring}'`);
 const upstreams: Upstream[] = (values.upstream ?? []).map((url) => ({
   url,
   pool: new Pool(url, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
   inflight: 0,
 }));
 if (upstreams.length === 0) throw new Error('give at least one --upstream URL');
-const ring = createHashRing(upstreams, (u) => positionName(upstreams.indexOf(u)));
+const ring = createHashRing(upstreams, (u) => positionName(upstreams.indexOf(u), ringSalt));
 
 let turn = 0;
 function pick(tenant: string | undefined): Upstream {

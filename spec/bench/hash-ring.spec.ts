@@ -1,6 +1,6 @@
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
-import { createHashRing, hash32 } from '../../bench/baselines/hash-ring.js';
+import { createHashRing, hash32, positionName } from '../../bench/baselines/hash-ring.js';
 
 const members = ['http://127.0.0.1:9001', 'http://127.0.0.1:9002', 'http://127.0.0.1:9003', 'http://127.0.0.1:9004'];
 const keys = Array.from({ length: 20_000 }, (_, i) => `tenant-${i}`);
@@ -55,6 +55,22 @@ test('a key past the last point wraps to the owner of the first point', () => {
   assert.ok(past !== undefined && between !== undefined);
   assert.is(ring.owner(past), firstOwner);
   assert.is.not(ring.owner(between), firstOwner);
+});
+
+test('ring 0 names upstreams by position alone; another ring is another draw, as fair', () => {
+  assert.is(positionName(2), 'upstream-2');
+  assert.is(positionName(2, 0), 'upstream-2');
+  const ring0 = createHashRing([0, 1, 2, 3], (i) => positionName(i));
+  const ring1 = createHashRing([0, 1, 2, 3], (i) => positionName(i, 1));
+  const counts = [0, 0, 0, 0];
+  let moved = 0;
+  for (const k of keys) {
+    counts[ring1.owner(k)]!++;
+    if (ring1.owner(k) !== ring0.owner(k)) moved++;
+  }
+  // Independent draws agree on about a quarter of the keys.
+  assert.ok(moved / keys.length > 0.6, `only ${moved} of ${keys.length} keys placed differently`);
+  for (const n of counts) assert.ok(Math.abs(n / keys.length - 0.25) < 0.05, `a member got ${n} of ${keys.length}`);
 });
 
 test('an empty ring is refused', () => {
