@@ -38,8 +38,9 @@
 //   30.2–32.7 against 29.9–31.1;
 // - by how many applications each engine served, fewest first: the split evened out
 //   (5/5/7/5) but zipf-1.2's p90 was 30.3–33.3 against 30.8–31.7.
-// So the p90 here is not set by placement: most of it is warm turns sharing a step with
-// someone's cold prefill, which no placement of 19 applications over 4 engines avoids.
+// So once no engine holds far more than its share (ring 2's 7, or 9 beside the hot tenant),
+// placement did not move the p90. What sets it there was not isolated; the likeliest part
+// is warm turns sharing a step with another turn's cold prefill.
 
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
