@@ -337,8 +337,9 @@ function report(done: readonly Ran[]): void {
     const medianRing = byP90[Math.floor((byP90.length - 1) / 2)]!;
     const hash = figures.get(medianRing)!;
     const gw = figures.get(LLMGW)!;
-    rows.push({ section: `${c.name}: ${c.what}; ${results.get(ROUND_ROBIN)!.records.length} requests; ${composition(workload, results.get(ROUND_ROBIN)!.records, c.popularity)}` });
     const splits = new Map(TENANT_HASHES.map((p) => [p, ringSplit(workload, p.ring!)]));
+    const busiest = [...splits.values()].map((x) => x.busiestTurns);
+    rows.push({ section: `${c.name}: ${c.what}; ${results.get(ROUND_ROBIN)!.records.length} requests; ${composition(workload, results.get(ROUND_ROBIN)!.records, c.popularity, busiest)}` });
     for (const p of POLICIES) {
       const f = figures.get(p)!;
       const r = results.get(p)!;
@@ -432,9 +433,10 @@ function ringSplit(workload: ChatWorkload, ring: number): { tenants: number[]; b
 /**
  * How much of the prompt traffic is shared prefix (calibration.md: with little sharing
  * the gains vanish, so a result must state it): prompt tokens that are a system prompt,
- * earlier turns of the same conversation, or the new user message.
+ * earlier turns of the same conversation, or the new user message. `busiest`: each
+ * ring's busiest engine's share of the turns (`ringSplit`).
  */
-function composition(workload: ChatWorkload, records: readonly TurnRecord[], popularity: number): string {
+function composition(workload: ChatWorkload, records: readonly TurnRecord[], popularity: number, busiest: readonly number[]): string {
   const systemTokens = workload.systemPrompts.map((s) => tokenize(s).length);
   let total = 0;
   let system = 0;
@@ -449,7 +451,6 @@ function composition(workload: ChatWorkload, records: readonly TurnRecord[], pop
   const pct = (x: number): string => `${((x / total) * 100).toFixed(0)}%`;
   const used = new Set(workload.conversations.map((c) => c.system)).size;
   const top = workload.conversations.filter((c) => c.system === 0).length / workload.conversations.length;
-  const busiest = TENANT_HASHES.map((p) => ringSplit(workload, p.ring!).busiestTurns);
   return (
     `prompt tokens: ${total.toLocaleString('en-US')} = ${pct(system)} system prompts (${used} of ${workload.systemPrompts.length} in use, ` +
     `${Math.min(...systemTokens)}–${Math.max(...systemTokens)} tokens, zipf ${popularity}, top tenant ${(top * 100).toFixed(0)}% of conversations, ` +
