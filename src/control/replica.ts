@@ -105,15 +105,25 @@ export function shardSpecs(model: PlacedModel, profile: PlacedProfile, p: Replic
   });
 }
 
-/** `--max-num-seqs N` (or `=N`) in the profile's args: the batch size the router need not learn. */
-export function batchSizeOf(args: readonly string[]): number | null {
-  const n = wholeArg(args, '--max-num-seqs');
+/**
+ * The batch size a profile's engine args set, which the router then need not learn:
+ * vLLM's `--max-num-seqs N` (or `=N`), SGLang's `--max-running-requests`.
+ */
+export function batchSizeOf(engine: ShardSpec['engine'], args: readonly string[]): number | null {
+  const n = wholeArg(args, engine === 'sglang' ? '--max-running-requests' : '--max-num-seqs');
   return n !== null && n > 0 ? n : null;
 }
 
-/** The per-step token budget a profile's engine args set (`--max-num-batched-tokens`), or null: unknown. */
-export function stepBudgetOf(args: readonly string[]): number | null {
-  return wholeArg(args, '--max-num-batched-tokens');
+/**
+ * The per-step token budget a profile's engine args set, or null: unknown. vLLM's
+ * `--max-num-batched-tokens`; SGLang's `--chunked-prefill-size`, where -1 turns chunking
+ * off (0: no budget, every admitted prompt prefilled whole).
+ */
+export function stepBudgetOf(engine: ShardSpec['engine'], args: readonly string[]): number | null {
+  if (engine !== 'sglang') return wholeArg(args, '--max-num-batched-tokens');
+  const v = flagValue(args, '--chunked-prefill-size');
+  if (v === undefined || !/^-?\d+$/.test(v)) return null;
+  return Math.max(0, Number(v));
 }
 
 /**
@@ -152,5 +162,5 @@ export function endpointOf(model: PlacedModel, profile: PlacedProfile | undefine
   const host = spec.httpHost && spec.httpHost !== '0.0.0.0' ? spec.httpHost : (spec.nodeIp ?? '127.0.0.1');
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${spec.httpPort}`;
   const args = spec.extraArgs ?? [];
-  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(args), stepBudget: stepBudgetOf(args), enginePriority: enginePriorityOf(spec.engine, args), gpus: spec.tp * spec.pp };
+  return { id, url, models: [model.name], weight: profile?.weight ?? 1, batchSize: batchSizeOf(spec.engine, args), stepBudget: stepBudgetOf(spec.engine, args), enginePriority: enginePriorityOf(spec.engine, args), gpus: spec.tp * spec.pp };
 }
