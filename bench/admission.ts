@@ -117,6 +117,8 @@ const CELLS: readonly Cell[] = [
   { name: 'vllm long, budget 2048', engines: 2, sim: { speed: 4, maxNumSeqs: 16, maxNumBatchedTokens: 2048 }, prompt: LONG, maxTokens: [24, 24] },
   { name: 'live gauges long', engines: 2, sim: { speed: 4, maxNumSeqs: 16, gauges: 'live' }, prompt: LONG, maxTokens: [24, 24] },
   { name: 'sglang lag 500ms long', engines: 2, sim: { speed: 4, maxNumSeqs: 16, flavor: 'sglang', gauges: 'live', gaugeLagMs: 500 }, prompt: LONG, maxTokens: [24, 24] },
+  // An SGLang that does not publish its settings (/server_info): the batch is learnt through lagged gauges.
+  { name: 'sglang lag 500ms long, no server info', engines: 2, sim: { speed: 4, maxNumSeqs: 16, flavor: 'sglang', gauges: 'live', gaugeLagMs: 500, serverInfo: false }, prompt: LONG, maxTokens: [24, 24] },
   { name: 'batch 8 mixed', engines: 2, sim: { speed: 4, maxNumSeqs: 8 }, prompt: [16, 4_000], maxTokens: [8, 64] },
   { name: 'batch 64 long varied', engines: 2, sim: { speed: 4, maxNumSeqs: 64 }, prompt: LONG, maxTokens: [16, 128] },
   { name: 'batch 256 varied', engines: 1, sim: { speed: 2, maxNumSeqs: 256 }, prompt: [16, 512], maxTokens: [64, 512] },
@@ -381,10 +383,11 @@ function clamp(x: number, lo: number, hi: number): number {
 
 const ttfts = (samples: readonly Sample[]) => distribution(samples.filter((s) => s.error === undefined).map((s) => s.ttftMs));
 
-/** Known (configured), learnt (per endpoint, seconds after the flood began) or unknown. */
+/** Known (configured), published (read from the engine), learnt (per endpoint, seconds after the flood began) or unknown. */
 function capacityText(seen: CapacitySeen, floodAt: number, slots: number, configured: boolean): string {
-  if (configured) return 'known';
   const ids = [...seen.final.keys()].sort();
+  if (ids.length > 0 && ids.every((id) => seen.from.get(id) === 'engine')) return 'published';
+  if (configured) return 'known';
   if (ids.every((id) => seen.final.get(id) === null)) return 'unknown';
   return ids
     .map((id) => {
@@ -469,7 +472,7 @@ function printResults(results: readonly CellResult[]): void {
       `off ×p99: the same flood through a server with admission off, over the alone p99 (what admission has to beat).`,
       `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
       'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
-      'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); "known" where the cell gives it in the config (endpoints[].max_num_seqs).',
+      'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); "known" where the cell gives it in the config (endpoints[].max_num_seqs); "published" where llmgw read it from the engine (SGLang\'s /server_info).',
       `${failing} of ${rows.length} runs outside the budget; ${failingOverFloor} once this machine's floor is taken out.`,
     ].join('\n'),
   );

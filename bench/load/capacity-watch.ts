@@ -8,11 +8,13 @@ export interface CapacitySeen {
   final: Map<string, number | null>;
   /** Endpoint id → when (performance.now()) it first held a capacity. */
   firstAt: Map<string, number>;
+  /** Endpoint id → where the capacity came from at the end: engine (published), config, learnt or null. */
+  from: Map<string, string | null>;
 }
 
 /** Polls every `everyMs` until stopped; a failed poll is skipped, the next one tries again. */
 export class CapacityWatch {
-  private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map() };
+  private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map(), from: new Map() };
   private stopped = false;
   private readonly loop: Promise<void>;
 
@@ -32,10 +34,11 @@ export class CapacityWatch {
 
   private async poll(): Promise<void> {
     const res = await request(`${this.adminUrl}/admin/v1/endpoints`);
-    const list = (await res.body.json()) as { id: string; batchCapacity: number | null }[];
+    const list = (await res.body.json()) as { id: string; batchCapacity: number | null; batchCapacityFrom: string | null }[];
     const now = performance.now();
     for (const e of list) {
       this.seen.final.set(e.id, e.batchCapacity);
+      this.seen.from.set(e.id, e.batchCapacityFrom);
       if (e.batchCapacity !== null && !this.seen.firstAt.has(e.id)) this.seen.firstAt.set(e.id, now);
     }
   }

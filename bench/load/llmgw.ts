@@ -24,6 +24,8 @@ export interface SimOptions {
   gaugeLagMs?: number;
   /** vLLM's --scheduling-policy: priority orders the engine's queue by the request's priority field. */
   schedulingPolicy?: 'fcfs' | 'priority';
+  /** false: an SGLang that publishes no /server_info, so llmgw learns its batch size. */
+  serverInfo?: boolean;
 }
 
 export interface RunningSim extends Launched {
@@ -39,6 +41,7 @@ export async function startSim(o: SimOptions): Promise<RunningSim> {
   if (o.gauges !== undefined) args.push('--gauges', o.gauges);
   if (o.gaugeLagMs !== undefined) args.push('--gauge-lag-ms', String(o.gaugeLagMs));
   if (o.schedulingPolicy !== undefined) args.push('--scheduling-policy', o.schedulingPolicy);
+  if (o.serverInfo === false) args.push('--no-server-info');
   const p = await launch({
     name: `sim ${o.model}`,
     command: process.execPath,

@@ -123,6 +123,8 @@ export function createAdminPort(opts: AdminPortOptions): Server {
               blocked: e.health.blocked(now),
               load: e.load,
               batchCapacity: e.batchCapacity,
+              // engine: it publishes its batch size; config: the config or launch gives it; learnt: neither.
+              batchCapacityFrom: e.batchSizeFrom ?? (e.batchCapacity !== null ? 'learnt' : null),
               loadAgeMs: e.loadAt === null ? null : now - e.loadAt,
               loadError: e.loadError,
             })),

@@ -16,6 +16,20 @@ export interface EngineLoad {
   itl?: { sum: number; count: number } | null;
 }
 
+/**
+ * How an engine says it runs, where it publishes its settings (SGLang's `/server_info`):
+ * what a config or a profile's engine args would otherwise have to tell the router.
+ * Each null where the engine does not say.
+ */
+export interface EngineSettings {
+  /** Requests it runs at once (SGLang `max_running_requests`). */
+  batchSize: number | null;
+  /** Its per-step prefill token budget (SGLang `chunked_prefill_size`); 0: none, chunking off. */
+  stepBudget: number | null;
+  /** How it orders a request's `priority` field; null: first come, first served. */
+  enginePriority: 'lower-first' | 'higher-first' | null;
+}
+
 /** What a poller learnt about one endpoint. Compact: it crosses threads on every poll. */
 export interface EndpointProbe {
   id: string;
@@ -31,6 +45,11 @@ export interface EndpointProbe {
   /** The engine's load from its /metrics, or null when the scrape failed (see loadError). */
   load: EngineLoad | null;
   loadError: string | null;
+  /**
+   * The settings the engine publishes, read once each time it turns ready: null where it
+   * publishes none (vLLM by default); absent while not known (not ready, or not asked yet).
+   */
+  settings?: EngineSettings | null;
 }
 
 /** A replica the control plane placed and found ready: an endpoint the router may send to. */

@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import type { EndpointProbe } from '../messages/endpoints.js';
+import type { EndpointProbe, EngineSettings } from '../messages/endpoints.js';
 import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint-health.js';
 import { InflightLog } from './inflight-log.js';
 import { scrapeCouldTell } from './load-estimate.js';
@@ -37,11 +37,25 @@ export interface EndpointSpec {
 /** vLLM's `--scheduling-policy priority` serves lower values first; SGLang can be set either way. */
 export type EnginePriority = 'lower-first' | 'higher-first';
 
+/** Where an endpoint's batch size comes from: the engine's own settings, the config or launch, or none (learnt). */
+export type BatchSizeSource = 'engine' | 'config' | null;
+
 export interface EndpointState extends EndpointSpec {
+  /**
+   * The engine's batch size, step budget and priority policy as the router uses them:
+   * what the engine publishes (`published`), else what the config or launch said
+   * (`configured`). The engine's word wins: a config goes stale when an engine is
+   * restarted with other flags, and the engine cannot be wrong about itself.
+   */
   batchSize: number | null;
-  gpus: number;
   stepBudget: number | null;
   enginePriority: EnginePriority | null;
+  batchSizeFrom: BatchSizeSource;
+  /** The spec's values, kept apart so that an update compares against them, not against what the engine said. */
+  configured: Pick<EndpointSpec, 'batchSize' | 'stepBudget' | 'enginePriority'>;
+  /** What the engine publishes of its settings (SGLang's server info); null where it publishes none. */
+  published: EngineSettings | null;
+  gpus: number;
   ready: boolean;
   reason: string | null;
   probedAt: number | null;
@@ -131,6 +145,9 @@ export class EndpointTable {
       batchSize: spec.batchSize ?? null,
       stepBudget: spec.stepBudget ?? null,
       enginePriority: spec.enginePriority ?? null,
+      batchSizeFrom: spec.batchSize != null ? 'config' : null,
+      configured: { batchSize: spec.batchSize ?? null, stepBudget: spec.stepBudget ?? null, enginePriority: spec.enginePriority ?? null },
+      published: null,
       gpus: spec.gpus ?? 1,
       batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
@@ -166,10 +183,9 @@ export class EndpointTable {
         e.weight = next.weight;
         e.priority = next.priority;
         e.pool = next.pool;
-        e.enginePriority = next.enginePriority ?? null;
         e.gpus = next.gpus ?? 1;
-        e.stepBudget = next.stepBudget ?? null;
-        if ((next.batchSize ?? null) !== e.batchSize) e.batchCapacity = e.batchSize = next.batchSize ?? null;
+        e.configured = { batchSize: next.batchSize ?? null, stepBudget: next.stepBudget ?? null, enginePriority: next.enginePriority ?? null };
+        settle(e);
         continue;
       }
       this.byId.delete(id);
@@ -201,6 +217,10 @@ export class EndpointTable {
       e.peakRunning = 0;
     }
     if (probe.ready) e.downSince = null;
+    if (probe.settings !== undefined) {
+      e.published = probe.settings;
+      settle(e);
+    }
     e.ready = probe.ready;
     e.reason = probe.reason;
     e.probedAt = probe.at;
@@ -232,7 +252,7 @@ export class EndpointTable {
     e.stepMs = stepTime(before, load) ?? e.stepMs;
     e.queuedScrapes = queuedBeyondArrivals(e, load, at) ? e.queuedScrapes + 1 : 0;
     e.peakRunning = Math.max(e.peakRunning, load.running);
-    // A configured batch size is the truth; learning only stands in for one.
+    // A batch size the engine or the config gives is the truth; learning only stands in for one.
     if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, load, e.queuedScrapes, e.peakRunning);
     e.loadError = null;
   }
@@ -299,6 +319,20 @@ export class EndpointTable {
 }
 
 /** The engine's mean step time (ms) between two scrapes, from its inter-token latency totals; null without new tokens. */
+/**
+ * Takes the batch size, step budget and priority policy from the engine's own settings
+ * where it publishes them, else from the config. A batch size that changed replaces the
+ * capacity (none: learnt again from scratch).
+ */
+function settle(e: EndpointState): void {
+  const p = e.published;
+  const batchSize = p?.batchSize ?? e.configured.batchSize ?? null;
+  e.stepBudget = p?.stepBudget ?? e.configured.stepBudget ?? null;
+  e.enginePriority = p?.enginePriority ?? e.configured.enginePriority ?? null;
+  e.batchSizeFrom = p?.batchSize != null ? 'engine' : batchSize !== null ? 'config' : null;
+  if (batchSize !== e.batchSize) e.batchCapacity = e.batchSize = batchSize;
+}
+
 function stepTime(before: EngineLoad | null, now: EngineLoad): number | null {
   const a = before?.itl;
   const b = now.itl;

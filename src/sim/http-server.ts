@@ -1,6 +1,6 @@
 // The simulated engine's HTTP face: the subset of vLLM's OpenAI server that llmgw and its
 // clients touch — chat/completions (streaming or not), /v1/models, /health, /metrics,
-// /tokenize — with vLLM's error shape (≥ 0.10.1): `{"error":{"message","type","param","code"}}`
+// /tokenize, and SGLang's /server_info for that flavor — with vLLM's error shape (≥ 0.10.1): `{"error":{"message","type","param","code"}}`
 // where `code` is the HTTP status as an int. node:http only: it must start in milliseconds,
 // in a process of its own or inside the gateway's worker threads.
 
@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import { LlmgwError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { SimEngine } from './engine.js';
+import { BLOCK_SIZE } from './kv-cache.js';
 import type { SimFlavor, SimMetrics } from './metrics.js';
 import type { GenerationRequest, ServedModel } from './requests.js';
 import { parseChatRequest, parseCompletionRequest, parseTokenizeRequest } from './requests.js';
@@ -32,6 +33,8 @@ export interface SimHttpOptions {
   bodyLimitBytes?: number | undefined;
   /** Trust the input as a careless engine would: see `crashOn`. */
   fragile?: FragileOptions | undefined;
+  /** With the sglang flavor, serve `/server_info` (and its old name `/get_server_info`). */
+  serverInfo?: boolean | undefined;
 }
 
 /**
@@ -64,6 +67,26 @@ export function createSimHttpServer(o: SimHttpOptions): Server {
     if (res.destroyed || res.closed || req.socket.destroyed) return;
     if (o.engine.isClosed) throw new LlmgwError('LLMGW_SHUTTING_DOWN', 'The engine is shutting down');
     respondGeneration(ctx, gen, res, requestIdOf(req));
+  };
+
+  // The settings SGLang publishes that a router reads, under its argument names: the
+  // batch size, the chunk size (-1: no chunking) and the priority policy, which the sim
+  // runs as vLLM does (lower values first).
+  const serverInfo: Route = {
+    methods: ['GET'],
+    handle: (_req, res) => {
+      const e = o.engine;
+      const args = {
+        served_model_name: o.model,
+        max_running_requests: e.maxNumSeqs,
+        chunked_prefill_size: Number.isFinite(e.maxNumBatchedTokens) ? e.maxNumBatchedTokens : -1,
+        schedule_policy: 'fcfs',
+        enable_priority_scheduling: e.schedulingPolicy === 'priority',
+        schedule_low_priority_values_first: e.schedulingPolicy === 'priority',
+        dp_size: 1,
+      };
+      sendJson(res, 200, { ...args, max_total_num_tokens: e.kv.numBlocks * BLOCK_SIZE, internal_states: [{ ...args, effective_max_running_requests_per_dp: e.maxNumSeqs }], version: 'sim' });
+    },
   };
 
   const routes: Record<string, Route> = {
@@ -118,6 +141,7 @@ export function createSimHttpServer(o: SimHttpOptions): Server {
         res.end(text);
       },
     },
+    ...(o.flavor === 'sglang' && o.serverInfo && { '/server_info': serverInfo, '/get_server_info': serverInfo }),
     '/tokenize': {
       methods: ['POST'],
       handle: async (req, res) => {

@@ -40,6 +40,8 @@ export interface SimEngineOptions {
   gaugeLagMs?: number | undefined;
   /** vLLM's --scheduling-policy; default fcfs. */
   schedulingPolicy?: SchedulingPolicy | undefined;
+  /** With the sglang flavor: serve its settings at `/server_info` as SGLang does (default), or not, as older releases. */
+  serverInfo?: boolean | undefined;
   /** Step-time coefficients (µs); default Llama-3.1-8B on one H100. */
   stepModel?: StepModel | undefined;
   /** Request bodies over this many bytes get a 413; default 32 MiB. */
@@ -79,7 +81,7 @@ export async function startSimEngine(o: SimEngineOptions): Promise<RunningSim> {
     throw invalid((err as Error).message);
   }
   const metrics = new SimMetrics(engine, { model: o.model, flavor: o.flavor });
-  const server = createSimHttpServer({ engine, metrics, model: o.model, flavor: o.flavor, seed: o.seed, bodyLimitBytes: o.bodyLimitBytes, fragile: o.fragile });
+  const server = createSimHttpServer({ engine, metrics, model: o.model, flavor: o.flavor, seed: o.seed, bodyLimitBytes: o.bodyLimitBytes, fragile: o.fragile, serverInfo: o.serverInfo ?? true });
   try {
     await listen(server, o.host, o.port);
   } catch (err) {

@@ -76,7 +76,8 @@ async function replace(s: Pick<EndpointRegistryArgs, 'table' | 'onChange'>, grou
 }
 
 function specOf(e: EndpointState): EndpointSpec {
-  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool, batchSize: e.batchSize, stepBudget: e.stepBudget, enginePriority: e.enginePriority, gpus: e.gpus };
+  // What the config or launch said, not what the engine published: the table reads that again from the engine.
+  return { id: e.id, url: e.url, models: e.models, weight: e.weight, priority: e.priority, pool: e.pool, ...e.configured, gpus: e.gpus };
 }
 
 function placedSpec(e: PlacedEndpoint): EndpointSpec {

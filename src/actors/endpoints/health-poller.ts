@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import type { EndpointRegistryMsg, HealthPollerMsg } from '../../messages/endpoints.js';
+import type { EndpointProbe, EndpointRegistryMsg, EngineSettings, HealthPollerMsg } from '../../messages/endpoints.js';
 import type { Address } from '../../runtime/index.js';
 import { probeEndpoint, scrapeEndpointLoad } from '../../router/scrape/endpoint-probe.js';
 import { defineActor } from '../../runtime/actor.js';
@@ -29,10 +29,10 @@ export const healthPoller = defineActor<HealthPollerMsg>()({
   },
   handlers: {
     poll: async (s, _m, ctx) => {
-      ctx.ref(s.registry).tell({ type: 'probe', probe: await probeEndpoint(s, s.pool) });
+      ctx.ref(s.registry).tell({ type: 'probe', probe: await probe(s) });
     },
     'poll-now': async (s, _m, ctx) => {
-      const p = await probeEndpoint(s, s.pool);
+      const p = await probe(s);
       ctx.ref(s.registry).tell({ type: 'probe', probe: p });
       return p;
     },
@@ -45,4 +45,15 @@ export const healthPoller = defineActor<HealthPollerMsg>()({
 
 interface State extends HealthPollerArgs {
   pool: Pool;
+  /**
+   * The engine's published settings, read once per stretch of readiness: an engine that
+   * went down may come back restarted with others. Undefined: not read since.
+   */
+  settings?: EngineSettings | null | undefined;
+}
+
+async function probe(s: State): Promise<EndpointProbe> {
+  const p = await probeEndpoint(s, s.pool, s.settings);
+  s.settings = p.ready ? p.settings : undefined;
+  return p;
 }

@@ -13,6 +13,8 @@ interface EndpointView {
   breaker: string;
   blocked: string | null;
   load: { waiting: number; running: number; kvUsage: number | null } | null;
+  batchCapacity: number | null;
+  batchCapacityFrom: string | null;
   loadAgeMs: number | null;
   loadError: string | null;
 }
@@ -24,7 +26,7 @@ export class CtlEndpointsCommand extends AdminViewCommand<EndpointView[]> {
     category: 'ctl',
     description: "Show the router's endpoints: readiness, load, breaker",
     details:
-      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
+      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age; the batch size admission counts room against, and where it comes from (the engine\'s own settings, the config or launch, or learnt). `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
     examples: [
       ['Table', 'llmgw ctl endpoints --admin http://127.0.0.1:4001'],
       ['JSON', 'llmgw ctl endpoints --json'],
@@ -37,7 +39,7 @@ export class CtlEndpointsCommand extends AdminViewCommand<EndpointView[]> {
 
 export function renderEndpoints(endpoints: EndpointView[]): string {
   const rows = [
-    ['ID', 'MODELS', 'PRIO', 'STATE', 'INFLIGHT', 'WAITING', 'RUNNING', 'KV', 'SCRAPED', 'BREAKER', 'WHY'],
+    ['ID', 'MODELS', 'PRIO', 'STATE', 'INFLIGHT', 'WAITING', 'RUNNING', 'BATCH', 'KV', 'SCRAPED', 'BREAKER', 'WHY'],
     ...endpoints.map((e) => {
       const why = !e.ready ? e.reason ?? 'not ready' : e.blocked ?? (e.loadError ? `metrics: ${e.loadError}` : '');
       return [
@@ -48,6 +50,7 @@ export function renderEndpoints(endpoints: EndpointView[]): string {
         String(e.inflight),
         e.load ? String(e.load.waiting) : '-',
         e.load ? String(e.load.running) : '-',
+        e.batchCapacity === null ? '-' : `${e.batchCapacity} (${e.batchCapacityFrom ?? 'learnt'})`,
         e.load?.kvUsage === null || e.load?.kvUsage === undefined ? '-' : `${Math.round(e.load.kvUsage * 100)}%`,
         e.loadAgeMs === null ? 'never' : `${(e.loadAgeMs / 1000).toFixed(1)}s ago`,
         e.breaker,

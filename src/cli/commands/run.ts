@@ -41,6 +41,7 @@ export class RunCommand extends Command {
   gauges = Option.String('--gauges', { description: 'sim: live (queues as they are when scraped) or step (the last step\'s scheduler stats, as vLLM; default)' });
   gaugeLagMs = Option.String('--gauge-lag-ms', { description: 'sim: gauges change only every N ms, as SGLang\'s do (default 0: no lag)' });
   schedulingPolicy = Option.String('--scheduling-policy', { description: 'sim: fcfs (default) or priority: the waiting queue ordered by the request\'s priority field, lower first, as vLLM\'s' });
+  serverInfo = Option.Boolean('--server-info', true, { description: 'sim: with --flavor sglang, publish its settings at /server_info as SGLang does (default); --no-server-info: as a release that publishes none' });
   fragile = Option.Boolean('--fragile', false, { description: 'sim: exit on a request whose standard fields have wrong types or ranges, as a careless engine would (for testing what stands in front of it)' });
   poisonMarker = Option.String('--poison-marker', { description: 'sim: with --fragile, also exit on a valid request whose prompt contains this text' });
 
@@ -104,6 +105,7 @@ export class RunCommand extends Command {
       gauges,
       gaugeLagMs: integer(this.gaugeLagMs, '--gauge-lag-ms'),
       schedulingPolicy,
+      serverInfo: this.serverInfo,
         fragile: this.fragile ? { poisonMarker: this.poisonMarker ?? null } : undefined,
       },
       listen,
