@@ -65,14 +65,14 @@ const MODEL = 'bench-admission';
 /** The host floor's platinum model: an engine of its own that nothing else uses. */
 const FLOOR_MODEL = 'bench-floor';
 /** Platinum offered load, as a share of what the cell's fleet completes per second. */
-const PLATINUM_SHARE = 0.25;
+export const PLATINUM_SHARE = 0.25;
 /** Platinum samples wanted per phase: enough for a p99 that holds still between runs. */
 const PHASE_SAMPLES = 200;
 /** A phase lasts what PHASE_SAMPLES take at the platinum rate, within these bounds. */
 const MIN_PHASE_MS = 3_000;
 const MAX_PHASE_MS = 5_000;
 /** Bronze keeps this many times the fleet's batch slots outstanding. */
-const FLOOD_FACTOR = 5;
+export const FLOOD_FACTOR = 5;
 /** Bronze first: how long the flood runs before platinum starts. */
 const LEAD_MS = 1_000;
 /**
@@ -83,14 +83,14 @@ const LEAD_MS = 1_000;
 const WARM_MS = 1_000;
 /** Simulated seconds over which a cell's engine capacity is computed. */
 const CAPACITY_SIM_S = 20;
-const TTFT_BUDGET = 1.5;
-const BRONZE_BUDGET = 0.7;
+export const TTFT_BUDGET = 1.5;
+export const BRONZE_BUDGET = 0.7;
 const PLATINUM = { 'x-llmgw-priority': 'platinum' };
 const BRONZE = { 'x-llmgw-priority': 'bronze' };
 
 type EngineShape = Omit<SimOptions, 'model' | 'seed'> & { maxNumSeqs: number };
 
-interface Cell {
+export interface Cell {
   name: string;
   engines: number;
   sim: EngineShape;
@@ -110,7 +110,7 @@ const LONG = [1_400, 1_900] as const;
 // `speed` keeps each cell's fleet near 150–300 req/s, what this machine can drive beside
 // the gateway; faster engines make the default 1 s poll staler in engine time, so a
 // cell at speed 4 is harsher than the same GPU would be.
-const CELLS: readonly Cell[] = [
+export const CELLS: readonly Cell[] = [
   { name: 'vllm short', engines: 2, sim: { speed: 4, maxNumSeqs: 16 }, prompt: [16, 16], maxTokens: [96, 96] },
   { name: 'vllm long', engines: 2, sim: { speed: 4, maxNumSeqs: 16 }, prompt: LONG, maxTokens: [24, 24] },
   { name: 'vllm long, no chunking', engines: 2, sim: { speed: 4, maxNumSeqs: 16, maxNumBatchedTokens: 0 }, prompt: LONG, maxTokens: [24, 24] },

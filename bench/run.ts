@@ -9,6 +9,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   overhead: async () => (await import('./overhead.js')).suite,
   quality: async () => (await import('./quality.js')).suite,
   admission: async () => (await import('./admission.js')).suite,
+  'admission-bound': async () => (await import('./admission-bound.js')).suite,
   placement: async () => (await import('./placement.js')).suite,
   fleet: async () => (await import('./fleet.js')).suite,
   'tenancy-auth': async () => (await import('./tenancy-auth.js')).suite,
