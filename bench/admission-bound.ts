@@ -30,7 +30,16 @@
 // fresh seeds: the lowest of dozens of noisy p99s flatters its setting. llmgw's defaults
 // (R = ceil(0.1 × slots), P = 8192) are shown as the oracle executes them.
 //
-// Last measured (simulated time, so any machine gives the same figures): under llmgw's
+// BENCH_BOUND_LATENCY_MS=0,0.5,1,2,4 runs instead llmgw's rule R × P with the oracle
+// reacting as a router across a network does: it hears of bronze first tokens and finishes
+// L ms late, and bronze it releases reaches the engine L ms later (platinum as before).
+// With it, at P=2048: `sched`, a prompt counted against P only until the engine takes it
+// into a step, so the next travels while it prefills; `held`, bronze decided again just
+// before the step it would join. BENCH_BOUND_CELLS='vllm long' (exact names, `;` between)
+// runs one shape without its twins.
+//
+// Last measured (simulated time, so any machine gives the same figures), first with the
+// oracle reacting at no latency, which flatters R (see the latency paragraph): under llmgw's
 // rule every cell meets both budgets (fresh seeds 1.02–1.43×, bronze 0.78–0.97). Under K
 // the best settings (one seed each, so flattered) clear both with room only in `batch 256
 // varied` (1.26–1.31×); `budget 2048` (1.48–1.49×) and `batch 64` under fcfs (1.48×)
@@ -47,6 +56,22 @@
 // (1.97×). P=2048, one long prompt at a time, brings the default R to 1.35–1.37× at bronze
 // 0.96 in `vllm long`, with or without chunking; `batch 8` needs R=2 (1.33–1.48×, bronze
 // 0.86), `batch 64` R=26–32 with P=2048 (1.39–1.45×, bronze 0.79–0.85).
+//
+// With latency (`vllm long`, fcfs, R=2): bronze at P=2048 falls 0.96 → 0.94, 0.88, 0.81,
+// 0.65 at L = 0.5, 1, 2, 4 ms, not to half by 1–2 ms: a prompt that misses a step waits
+// for a decode step (~1.5 ms at speed 4), not a prefill step (~8.6 ms), and only the 8 ms
+// round trip of L=4 costs nearly one. Platinum suffers more: 1.35× → 1.53–1.78× at
+// P=2048, and at larger P with any latency at all (1 µs will do at P=∞): 1.66× → 2.0–2.6×
+// at 4096, 1.69× → 3.2–4.1× at 8192, as llmgw measured at its defaults (5.3–5.5×), 1.62×
+// → 5.5–7.2× at ∞. Without latency R shields platinum as a side effect of bronze sitting
+// at its cap: a platinum waiting for the next step lifts the count R reads at the very
+// instant that step is filled, so no bronze prompt joins it (1% of platinum's steps in a
+// trace); with latency refills lag, bronze runs below its cap and prompts join platinum's
+// steps (18% at L=1). `sched` restores bronze (0.90–0.95 at every L) but costs platinum
+// (1.9–2.7×); `sched held` meets both at L=0.5 (1.45×, 0.94) and not from 1 ms (2.3–2.5×,
+// 1.9–2.5× at the best R; 66% of platinum's steps get a prompt at L=1). No release timing
+// restores R's shield: that needs a rule that keeps bronze prompts out of a step platinum
+// waits for.
 
 import { BRONZE_BUDGET, CELLS, FLOOD_FACTOR, PLATINUM_SHARE, TTFT_BUDGET, type Cell } from './admission.js';
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
@@ -81,8 +106,24 @@ const PREFILL_DEFAULT = 8192;
 const PREFILL_LIMITS = [Infinity, PREFILL_DEFAULT, 4096, 2048, 1] as const;
 /** The best setting is run again on these seeds (× 100, + the shape's) to judge it. */
 const RERUN_SEEDS = [1, 2, 3, 4] as const;
+/** P counted as llmgw counts it, bronze entering the engine as it arrives. */
+const AS_LLMGW = { until: 'token', land: 'arrival' } as const;
 /** Bronze straight to the engines: admission off. */
-const OFF: Limits = { family: 'K', n: Infinity, p: Infinity };
+const OFF: Limits = { family: 'K', n: Infinity, p: Infinity, ...AS_LLMGW };
+/**
+ * The latency sweep's columns: P as llmgw counts it; at 2048 (one prompt where prompts are
+ * long, as measured through llmgw) the next prompt sent while one prefills (`Until`), alone
+ * and decided again as the step ends (`Landing`); and P=∞ so decided, which shows what
+ * deciding at the step's boundary is worth to platinum.
+ */
+const LATENCY_PREFILLS: readonly Prefill[] = [
+  ...PREFILL_LIMITS.filter((p) => p !== 1).map((p) => ({ p, ...AS_LLMGW })),
+  { p: 2048, until: 'scheduled', land: 'arrival' },
+  { p: 2048, until: 'scheduled', land: 'step end' },
+  { p: Infinity, until: 'token', land: 'step end' },
+];
+/** How far before the step's end bronze held for it is decided: any lead beats the engine's own timer for that instant. */
+const LANDING_LEAD_MS = 0.1;
 
 /**
  * How the oracle bounds the batch slots bronze may fill on an engine. K: at most n bronze
@@ -93,23 +134,46 @@ const OFF: Limits = { family: 'K', n: Infinity, p: Infinity };
 type Family = 'K' | 'R';
 const FAMILIES: readonly Family[] = ['K', 'R'];
 
-/** Per engine: the slot rule and its n, and the most bronze prompt tokens admitted without a first token yet (P). */
+/**
+ * How long a bronze prompt counts against P. `token`: until the oracle hears of its first
+ * token, as llmgw counts. `scheduled`: only until it hears that the engine took the prompt
+ * into a step, so the next one travels while it prefills and waits in the engine for the
+ * step after — one prompt prefilling, one on its way, yet never two in one step.
+ */
+type Until = 'token' | 'scheduled';
+
+/**
+ * When bronze that reaches an engine mid-step goes in. `arrival`: at once. `step end`: the
+ * oracle asks the limits again just before that step ends and lets it in only if they
+ * still admit it, else it goes back to the queue. Without latency the rule decides each
+ * step's bronze at the step's boundary, counting the platinum waiting for that step; this
+ * decides that late again. A router could, if it saw platinum the latency before the
+ * engine does — as it would with platinum travelling the same way.
+ */
+type Landing = 'arrival' | 'step end';
+
+/** Per engine: the slot rule and its n, the most bronze prompt tokens admitted without a first token yet (P, counted `until`), and how bronze enters the engine. */
 interface Limits {
   family: Family;
   n: number;
   p: number;
+  until: Until;
+  land: Landing;
 }
 
-const sameLimits = (a: Limits, b: Limits): boolean => a.family === b.family && a.n === b.n && a.p === b.p;
+type Prefill = Pick<Limits, 'p' | 'until' | 'land'>;
+
+const samePrefill = (a: Prefill, b: Prefill): boolean => a.p === b.p && a.until === b.until && a.land === b.land;
+const sameLimits = (a: Limits, b: Limits): boolean => a.family === b.family && a.n === b.n && samePrefill(a, b);
 
 /** The most bronze an engine can hold under `limits`: what platinum leaves it under R is less. */
 const bronzeCap = (limits: Limits, slots: number): number => (limits.family === 'K' ? limits.n : slots - limits.n);
 
 /** The limits that let an engine hold at most `cap` bronze: the inverse of `bronzeCap`. */
-const limitsFor = (family: Family, cap: number, p: number, slots: number): Limits => ({ family, n: family === 'K' ? cap : slots - cap, p });
+const limitsFor = (family: Family, cap: number, p: number, slots: number): Limits => ({ family, n: family === 'K' ? cap : slots - cap, p, ...AS_LLMGW });
 
 /** llmgw's defaults, for the summary: what they reach executed perfectly. */
-const llmgwDefaults = (slots: number): Limits => ({ family: 'R', n: Math.ceil(slots * RESERVED_SHARE), p: PREFILL_DEFAULT });
+const llmgwDefaults = (slots: number): Limits => ({ family: 'R', n: Math.ceil(slots * RESERVED_SHARE), p: PREFILL_DEFAULT, ...AS_LLMGW });
 
 interface Run {
   cell: Cell;
@@ -119,6 +183,8 @@ interface Run {
   /** Bronze kept outstanding, and how the oracle releases it; null: no bronze. */
   bronze: { outstanding: number; limits: Limits } | null;
   measureMs: number;
+  /** One way between the oracle and an engine, for bronze (ms): see `BronzeOracle`. */
+  latencyMs: number;
 }
 
 interface Outcome {
@@ -157,23 +223,50 @@ export const suite: Suite = {
   name: 'admission-bound',
   description: `what an oracle router could reach per admission cell: platinum p99 TTFT ratio vs bronze throughput over llmgw's R × P knobs and an alternative K × P, on simulated engines without a host`,
   async run() {
-    // BENCH_ADMISSION_CELLS=long,batch runs only the cells whose names contain one of the words, as for `admission`.
-    const only = process.env.BENCH_ADMISSION_CELLS?.split(',').filter((w) => w !== '');
-    const cells = CELLS.filter((c) => !only || only.some((w) => c.name.includes(w)));
+    // BENCH_ADMISSION_CELLS=long,batch runs only the cells whose names contain one of the words, as for `admission`;
+    // BENCH_BOUND_CELLS='vllm long;batch 8 mixed' only those named exactly (`;`: names hold commas), one shape without its twins.
+    const only = listFromEnv('BENCH_ADMISSION_CELLS', ',');
+    const named = listFromEnv('BENCH_BOUND_CELLS', ';');
+    const cells = CELLS.filter((c) => (!only || only.some((w) => c.name.includes(w))) && (!named || named.includes(c.name)));
+    const latencies = latenciesFromEnv();
+    // Seeds by the shape's place in the whole matrix, so a subset repeats the full run's figures.
+    const shapes = [...groupByShape(CELLS).keys()];
     const rows: Row[] = [];
-    for (const [seed, group] of [...groupByShape(cells).values()].entries()) {
+    const latencyRows: LatencyRow[] = [];
+    for (const group of groupByShape(cells).values()) {
       const t0 = performance.now();
+      const seed = shapes.indexOf(shapeOf(group[0]!));
       const platinumRate = PLATINUM_SHARE * fleetCapacity(group[0]!);
-      // Every cell runs under its own policy and under `priority`; one that already orders by priority has nothing to force.
-      for (const policy of ['fcfs', 'priority'] as const) {
-        if (policy === 'priority' || group.some((c) => policyOf(c) === 'fcfs')) rows.push(sweep(group, policy, platinumRate, seed));
+      if (latencies) {
+        // Only the cells' own policies: the question is llmgw's measurement, made under them.
+        for (const policy of new Set(group.map(policyOf))) latencyRows.push(...latencySweep(group, policy, platinumRate, seed, latencies));
+      } else {
+        // Every cell runs under its own policy and under `priority`; one that already orders by priority has nothing to force.
+        for (const policy of ['fcfs', 'priority'] as const) {
+          if (policy === 'priority' || group.some((c) => policyOf(c) === 'fcfs')) rows.push(sweep(group, policy, platinumRate, seed));
+        }
       }
       console.log(`  ${group.map((c) => c.name).join(' = ')}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    if (latencies) {
+      printLatencyGrid(latencyRows);
+      return;
     }
     printGrid(rows);
     printSummary(cells, rows);
   },
 };
+
+function listFromEnv(name: string, separator: string): string[] | undefined {
+  return process.env[name]?.split(separator).map((w) => w.trim()).filter((w) => w !== '');
+}
+
+/** BENCH_BOUND_LATENCY_MS=0,0.5,1,2,4: instead of the matrix, llmgw's rule R × P with bronze's reaction latency at each (ms each way). */
+function latenciesFromEnv(): number[] | undefined {
+  const latencies = listFromEnv('BENCH_BOUND_LATENCY_MS', ',')?.map(Number);
+  if (latencies?.some((l) => !Number.isFinite(l) || l < 0)) throw new RangeError(`BENCH_BOUND_LATENCY_MS must list milliseconds ≥ 0, not '${process.env['BENCH_BOUND_LATENCY_MS']}'`);
+  return latencies;
+}
 
 const policyOf = (cell: Cell): SchedulingPolicy => cell.sim.schedulingPolicy ?? 'fcfs';
 
@@ -199,7 +292,7 @@ function groupByShape(cells: readonly Cell[]): Map<string, Cell[]> {
  */
 function fleetCapacity(cell: Cell): number {
   const bronze = { outstanding: 2 * cell.engines * cell.sim.maxNumSeqs, limits: OFF };
-  return simulate({ cell, policy: 'fcfs', platinumRate: 0, bronze, measureMs: CAPACITY_MS }, 0).bronzeRps;
+  return simulate({ cell, policy: 'fcfs', platinumRate: 0, bronze, measureMs: CAPACITY_MS, latencyMs: 0 }, 0).bronzeRps;
 }
 
 /**
@@ -211,22 +304,14 @@ function fleetCapacity(cell: Cell): number {
 function sweep(cells: Cell[], policy: SchedulingPolicy, platinumRate: number, seed: number): Row {
   const cell = cells[0]!;
   const slots = cell.sim.maxNumSeqs;
-  const measureMs = Math.min(MAX_MEASURE_MS, Math.max(MIN_MEASURE_MS, (1000 * PLATINUM_SAMPLES) / platinumRate));
-  const outstanding = FLOOD_FACTOR * cell.engines * slots;
-  const alone = simulate({ cell, policy, platinumRate, bronze: null, measureMs: ALONE_MEASURE_MS }, seed).ttft;
-  const off = simulate({ cell, policy, platinumRate, bronze: { outstanding, limits: OFF }, measureMs }, seed);
+  const { measureMs, outstanding } = loadOf(cell, platinumRate);
+  const alone = simulate({ cell, policy, platinumRate, bronze: null, measureMs: ALONE_MEASURE_MS, latencyMs: 0 }, seed).ttft;
+  const flood = (limits: Limits, s = seed): Outcome => simulate({ cell, policy, platinumRate, bronze: { outstanding, limits }, measureMs, latencyMs: 0 }, s);
+  const off = flood(OFF);
   const settings: Setting[] = [];
-  const at = (limits: Limits): Outcome => {
-    const known = settings.find((s) => sameLimits(s.limits, limits));
-    if (known) return known.outcome;
-    // Limits that release bronze exactly as tried ones do would repeat their run on the same seed: reuse it.
-    const twin = settings.find((s) => sameLimits(canonical(s.limits, cell), canonical(limits, cell)));
-    const outcome = twin?.outcome ?? simulate({ cell, policy, platinumRate, bronze: { outstanding, limits }, measureMs }, seed);
-    settings.push({ limits, outcome });
-    return outcome;
-  };
+  const at = memo(cell, settings, flood);
   for (const family of FAMILIES) {
-    for (const n of family === 'K' ? bronzeSlotLimits(slots) : reservedSlots(slots)) for (const p of PREFILL_LIMITS) at({ family, n, p });
+    for (const n of family === 'K' ? bronzeSlotLimits(slots) : reservedSlots(slots)) for (const p of PREFILL_LIMITS) at({ family, n, p, ...AS_LLMGW });
     for (const p of PREFILL_LIMITS) {
       const within = (cap: number): boolean => at(limitsFor(family, cap, p, slots)).bronzeRps >= BRONZE_BUDGET * off.bronzeRps;
       const tried = settings.filter((s) => s.limits.family === family && s.limits.p === p).map((s) => bronzeCap(s.limits, slots));
@@ -245,10 +330,55 @@ function sweep(cells: Cell[], policy: SchedulingPolicy, platinumRate: number, se
   // about 1% between seeds, are kept.
   const base = { alone, off };
   const judged = settings.reduce((j, s) => (margin(base, s.outcome) > margin(base, j.outcome) ? s : j));
-  const reruns = RERUN_SEEDS.map((s) => simulate({ cell, policy, platinumRate, bronze: { outstanding, limits: judged.limits }, measureMs }, 100 * s + seed));
+  const reruns = RERUN_SEEDS.map((s) => flood(judged.limits, 100 * s + seed));
   const best = { K: bestOf(base, settings.filter((s) => s.limits.family === 'K')), R: bestOf(base, settings.filter((s) => s.limits.family === 'R')) };
   const defaults = settings.find((s) => sameLimits(s.limits, llmgwDefaults(slots)))!;
   return { cells, policy, platinumRate, alone, off, settings, best, defaults, judged, reruns };
+}
+
+/** The measuring window the platinum rate needs, and the bronze kept outstanding. */
+function loadOf(cell: Cell, platinumRate: number): { measureMs: number; outstanding: number } {
+  const measureMs = Math.min(MAX_MEASURE_MS, Math.max(MIN_MEASURE_MS, (1000 * PLATINUM_SAMPLES) / platinumRate));
+  return { measureMs, outstanding: FLOOD_FACTOR * cell.engines * cell.sim.maxNumSeqs };
+}
+
+/** `run` for each limits once, recording them in `settings`. */
+function memo(cell: Cell, settings: Setting[], run: (limits: Limits) => Outcome): (limits: Limits) => Outcome {
+  return (limits) => {
+    const known = settings.find((s) => sameLimits(s.limits, limits));
+    if (known) return known.outcome;
+    // Limits that release bronze exactly as tried ones do would repeat their run on the same seed: reuse it.
+    const twin = settings.find((s) => sameLimits(canonical(s.limits, cell), canonical(limits, cell)));
+    const outcome = twin?.outcome ?? run(limits);
+    settings.push({ limits, outcome });
+    return outcome;
+  };
+}
+
+/** One shape under one policy at each bronze reaction latency: llmgw's rule, every R × P and the oracle's variants. */
+interface LatencyRow extends Baselines {
+  cells: Cell[];
+  policy: SchedulingPolicy;
+  latencyMs: number;
+  settings: Setting[];
+}
+
+/**
+ * llmgw's rule at each latency, on the seed of the matrix: platinum goes as before, so
+ * platinum alone is measured once; admission off pays the latency too, so bronze is
+ * judged against off's at the same latency.
+ */
+function latencySweep(cells: Cell[], policy: SchedulingPolicy, platinumRate: number, seed: number, latencies: readonly number[]): LatencyRow[] {
+  const cell = cells[0]!;
+  const { measureMs, outstanding } = loadOf(cell, platinumRate);
+  const alone = simulate({ cell, policy, platinumRate, bronze: null, measureMs: ALONE_MEASURE_MS, latencyMs: 0 }, seed).ttft;
+  return latencies.map((latencyMs) => {
+    const flood = (limits: Limits): Outcome => simulate({ cell, policy, platinumRate, bronze: { outstanding, limits }, measureMs, latencyMs }, seed);
+    const settings: Setting[] = [];
+    const at = memo(cell, settings, flood);
+    for (const n of reservedSlots(cell.sim.maxNumSeqs)) for (const prefill of LATENCY_PREFILLS) at({ family: 'R', n, ...prefill });
+    return { cells, policy, latencyMs, alone, off: flood(OFF), settings };
+  });
 }
 
 /**
@@ -257,7 +387,7 @@ function sweep(cells: Cell[], policy: SchedulingPolicy, platinumRate: number, se
  * shortest prompts fit is 1, one prompt at a time (P=2048 where prompts are long).
  */
 function canonical(limits: Limits, cell: Cell): Limits {
-  if (limits.p >= bronzeCap(limits, cell.sim.maxNumSeqs) * cell.prompt[1]) return { ...limits, p: Infinity };
+  if (limits.p >= bronzeCap(limits, cell.sim.maxNumSeqs) * cell.prompt[1]) return { ...limits, p: Infinity, until: 'token' }; // no P: nothing to count
   if (limits.p < 2 * cell.prompt[0]) return { ...limits, p: 1 };
   return limits;
 }
@@ -283,7 +413,7 @@ function simulate(run: Run, seed: number): Outcome {
   const engines = Array.from({ length: cell.engines }, () => new SimEngine({ clock, maxNumSeqs, maxNumBatchedTokens, speed, schedulingPolicy: run.policy, enablePrefixCaching: false }));
   const endMs = WARMUP_MS + run.measureMs;
   const requests = new Requests(cell, run.policy);
-  const bronze = run.bronze && new BronzeOracle(engines, requests, createRng(2000 + seed), run.bronze.limits, run.bronze.outstanding, endMs);
+  const bronze = run.bronze && new BronzeOracle(clock, engines, requests, createRng(2000 + seed), run.bronze.limits, run.bronze.outstanding, endMs, run.latencyMs);
   // A platinum request finishing frees a slot R counts, so the oracle looks again.
   const platinumDone = (): void => bronze?.release();
   const platinum = run.platinumRate > 0 ? startPlatinum(clock, engines, requests, createRng(1000 + seed), run.platinumRate, endMs, platinumDone) : { ttft: [], pending: 0 };
@@ -365,8 +495,11 @@ function leastLoaded(engines: readonly SimEngine[]): SimEngine {
 
 /** Bronze the oracle has on one engine. */
 interface Held {
+  /** Sent and not yet heard finished: on its way, in the engine, or its end on the way back. */
   inFlight: number;
-  /** Prompt tokens of the bronze among them without a first token yet. */
+  /** Of those, the ones in the engine: what the engine's own count holds of bronze. */
+  inEngine: number;
+  /** Prompt tokens of the bronze sent that still count against P (see `Until`). */
   prefilling: number;
 }
 
@@ -376,46 +509,93 @@ interface Held {
  * limits allow. What the limits count changes only when a request gets its first token
  * or finishes, and both happen as a step ends, before the engine schedules the next: a
  * release there joins that very next step, as no real router's could.
+ *
+ * With `latencyMs` it reacts as a router across a network does: it hears of a bronze first
+ * token or finish that long after the engine emitted it, and a bronze request it releases
+ * reaches the engine that long after, so a release prompted by a step's end misses the
+ * step that starts then. Platinum is unchanged: it goes straight to its engine, where the
+ * oracle counts it as it is, as a router would that saw it the latency before the engine
+ * (platinum travelling the same way arrives as the same Poisson stream, later, and TTFT
+ * is taken at the engine, alone too) and heard its finish at once, which flatters a
+ * little. The slot rules count the bronze sent and not yet heard finished, with that
+ * platinum.
  */
 class BronzeOracle {
   /** Bronze completed within the window. */
   done = 0;
   private readonly held: Map<SimEngine, Held>;
   private readonly placed = new Map<Sequence, Held>();
+  /** Per engine, when its last step began to end: under `land: 'step end'`. */
+  private readonly stepEnds = new Map<SimEngine, number>();
   private queued: number;
   /** The head of the queue, drawn ahead because P's check needs its prompt length. */
   private head: SubmitRequest;
 
   constructor(
+    private readonly clock: ManualClock,
     private readonly engines: readonly SimEngine[],
     private readonly requests: Requests,
     private readonly rng: Rng,
     private readonly limits: Limits,
     outstanding: number,
     private readonly endMs: number,
+    private readonly latencyMs: number,
   ) {
-    this.held = new Map(engines.map((e) => [e, { inFlight: 0, prefilling: 0 }]));
+    this.held = new Map(engines.map((e) => [e, { inFlight: 0, inEngine: 0, prefilling: 0 }]));
     this.queued = outstanding;
     this.head = this.draw();
+    for (const e of engines) {
+      if (limits.until === 'scheduled') e.addObserver({ onScheduled: (seq) => this.scheduled(seq) });
+      if (limits.land === 'step end') e.addObserver({ onStep: (step) => this.stepEnds.set(e, step.endMs) });
+    }
     this.release();
+  }
+
+  /**
+   * Runs `fn` one way's latency from now. Without latency at once: a release as a step
+   * ends then joins the very next step, which a timer, firing after the engine has
+   * scheduled it, would miss.
+   */
+  private travel(fn: () => void): void {
+    if (this.latencyMs === 0) fn();
+    else this.clock.schedule(fn, this.latencyMs);
   }
 
   private draw(): SubmitRequest {
     return this.requests.make(this.rng, 1, {
       onToken: (seq, index) => {
-        if (index > 0) return;
-        this.placed.get(seq)!.prefilling -= seq.numPromptTokens;
-        this.release();
+        if (index > 0 || this.limits.until !== 'token') return;
+        const held = this.placed.get(seq)!;
+        this.travel(() => this.prefilled(held, seq.numPromptTokens));
       },
       onFinish: (seq, reason) => {
         if (reason === 'abort') return; // the engines closing at the end
-        this.placed.get(seq)!.inFlight--;
-        this.placed.delete(seq);
+        const held = this.placed.get(seq)!;
+        held.inEngine--;
         if (seq.finishedMs >= WARMUP_MS && seq.finishedMs <= this.endMs) this.done++;
-        this.queued++;
-        this.release();
+        this.travel(() => {
+          held.inFlight--;
+          this.placed.delete(seq);
+          this.queued++;
+          this.release();
+        });
       },
     });
+  }
+
+  /**
+   * A bronze prompt taken into a step, under `until: 'scheduled'`. Always by timer: the
+   * engine is still filling that step, which a request submitted now would join.
+   */
+  private scheduled(seq: Sequence): void {
+    const held = this.placed.get(seq);
+    if (!held || seq.numPreemptions > 0) return; // platinum, or a prompt already counted before its preemption
+    this.clock.schedule(() => this.prefilled(held, seq.numPromptTokens), this.latencyMs);
+  }
+
+  private prefilled(held: Held, prompt: number): void {
+    held.prefilling -= prompt;
+    this.release();
   }
 
   /** Releases the queue's head while some engine's limits allow it, to the one with the fewest requests among those. */
@@ -424,20 +604,56 @@ class BronzeOracle {
       const prompt = this.head.promptTokenIds.length;
       const open = this.engines.filter((e) => this.admits(e, prompt));
       if (open.length === 0) return;
-      const engine = leastLoaded(open);
+      const engine = open.reduce((best, e) => (this.load(e) < this.load(best) ? e : best));
       const held = this.held.get(engine)!;
       held.inFlight++;
       held.prefilling += prompt;
       this.queued--;
-      this.placed.set(engine.submit(this.head), held);
+      const request = this.head;
+      this.travel(() => this.land(engine, held, request));
       this.head = this.draw();
     }
+  }
+
+  /** Bronze reaching `engine`: in at once or, under `land: 'step end'`, decided again just before the engine's step in progress ends. */
+  private land(engine: SimEngine, held: Held, request: SubmitRequest): void {
+    if (this.limits.land === 'arrival') return this.enter(engine, held, request);
+    const wait = (this.stepEnds.get(engine) ?? 0) - LANDING_LEAD_MS - this.clock.now();
+    const decide = (): void => this.decideAgain(engine, held, request);
+    if (wait > 0) this.clock.schedule(decide, wait);
+    else decide();
+  }
+
+  /** Asks the limits again as if `request` were not yet sent: in, or back to the queue (the loop draws another). */
+  private decideAgain(engine: SimEngine, held: Held, request: SubmitRequest): void {
+    const prompt = request.promptTokenIds.length;
+    held.inFlight--;
+    held.prefilling -= prompt;
+    if (!this.admits(engine, prompt)) {
+      this.queued++;
+      this.release();
+      return;
+    }
+    held.inFlight++;
+    held.prefilling += prompt;
+    this.enter(engine, held, request);
+  }
+
+  private enter(engine: SimEngine, held: Held, request: SubmitRequest): void {
+    held.inEngine++;
+    this.placed.set(engine.submit(request), held);
+  }
+
+  /** Requests on `engine` as the oracle counts them: the platinum in it and the bronze it has sent there. Without latency, the engine's own count. */
+  private load(engine: SimEngine): number {
+    const held = this.held.get(engine)!;
+    return engine.numRunning + engine.numWaiting - held.inEngine + held.inFlight;
   }
 
   private admits(engine: SimEngine, prompt: number): boolean {
     const held = this.held.get(engine)!;
     const { family, n, p } = this.limits;
-    const slot = family === 'K' ? held.inFlight < n : engine.numRunning + engine.numWaiting < engine.maxNumSeqs - n;
+    const slot = family === 'K' ? held.inFlight < n : this.load(engine) < engine.maxNumSeqs - n;
     return slot && (held.prefilling === 0 || held.prefilling + prompt <= p);
   }
 }
@@ -466,7 +682,8 @@ function verdict(row: Row): string {
 }
 
 const span = (xs: readonly number[], fmt: (x: number) => string): string => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
-const limitsText = (l: Limits): string => `${l.family}=${l.n} P=${pText(l.p)}`;
+const prefillText = (l: Prefill): string => `P=${pText(l.p)}${l.until === 'scheduled' ? ' sched' : ''}${l.land === 'step end' ? ' held' : ''}`;
+const limitsText = (l: Limits): string => `${l.family}=${l.n} ${prefillText(l)}`;
 /** ×p99, then the bronze ratio, ✓ where both budgets are met. */
 const outcomeText = (base: Baselines, o: Outcome): string => `${fmtTimes(ratioOf(base, o))} ${bronzeOf(base, o).toFixed(2)}${meetsBoth(base, o) ? ' ✓' : ''}`;
 const settingText = (base: Baselines, s: Setting | undefined): string => (s ? `${outcomeText(base, s.outcome)} at ${limitsText(s.limits)}` : 'none');
@@ -542,6 +759,38 @@ function printSummary(cells: readonly Cell[], rows: readonly Row[]): void {
       `llmgw's defaults: R = ceil(${RESERVED_SHARE} × slots), P = ${PREFILL_DEFAULT}, executed perfectly; one setting fixed beforehand, so its single seed flatters nothing.`,
       'judged at: the setting of either rule that clears both budgets by the widest margin (or misses by the least), run again on fresh platinum and bronze draws, since the lowest of many noisy p99s flatters its setting;',
       'both budgets judges those runs: ✓ all meet both, ✗ none does, edge: some.',
+    ].join('\n'),
+  );
+}
+
+/** Per shape, policy and latency, one line per R tried: ×p99 and bronze ratio under each P, then the best R within bronze's budget. */
+function printLatencyGrid(rows: readonly LatencyRow[]): void {
+  console.log('');
+  const out: TableRow[] = [];
+  for (const row of rows) {
+    const slots = row.cells[0]!.sim.maxNumSeqs;
+    out.push({
+      section: `${row.cells.map((x) => x.name).join(' = ')} — ${row.policy}; latency ${row.latencyMs} ms each way; alone p99 ${fmtNum(row.alone.p99)} ms; off ×p99 ${fmtRatio(ratioOf(row, row.off))}, bronze ${fmtNum(row.off.bronzeRps)} req/s`,
+    });
+    for (const n of reservedSlots(slots)) {
+      const entries = LATENCY_PREFILLS.map((column) => {
+        const s = row.settings.find((x) => x.limits.n === n && samePrefill(x.limits, column));
+        return s ? outcomeText(row, s.outcome) : '';
+      });
+      out.push([`  R=${n}${n === llmgwDefaults(slots).n ? ' (default)' : ''}`, ...entries]);
+    }
+    const best = LATENCY_PREFILLS.map((column) => bestOf(row, row.settings.filter((x) => samePrefill(x.limits, column))));
+    out.push(['  best R', ...best.map((b) => (b ? `${outcomeText(row, b.outcome)} R=${b.limits.n}` : 'none'))]);
+  }
+  printTable(['slots kept free', ...LATENCY_PREFILLS.map(prefillText)], out);
+  console.log(
+    [
+      `Each entry: platinum p99 TTFT over its p99 alone (budget ≤ ${TTFT_BUDGET}×), then bronze completions/s over admission off's at the same latency (budget ≥ ${BRONZE_BUDGET}); ✓ meets both.`,
+      `best R: the lowest platinum ratio among the R that keep bronze within its budget. R and P as in the matrix, llmgw's rule; one seed, the matrix's.`,
+      'Latency: the oracle hears of a bronze first token or finish that long after the engine emitted it, and bronze it releases reaches the engine that long after.',
+      'Platinum goes straight to its engine, as without latency: one alone p99 for all latencies.',
+      'sched: a prompt counts against P only until the oracle hears that the engine took it into a step, not until its first token.',
+      `held: bronze reaching an engine mid-step is decided again ${LANDING_LEAD_MS} ms before the step ends, counting the platinum that came meanwhile, and goes back to the queue if refused.`,
     ].join('\n'),
   );
 }
