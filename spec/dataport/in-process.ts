@@ -11,6 +11,7 @@ import { Admission } from '../../src/router/admission/admission.js';
 import { Catalog } from '../../src/router/catalog.js';
 import { EndpointTable, type EndpointState } from '../../src/router/endpoint-table.js';
 import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
+import type { CpuRunner } from '../../src/runtime/index.js';
 import { buildProfiles } from '../../src/router/scheduler/profiles.js';
 import { Scheduler } from '../../src/router/scheduler/scheduler.js';
 import { createScorers } from '../../src/router/scheduler/scorers.js';
@@ -35,7 +36,8 @@ export interface InProcessPort {
 /**
  * Starts one engine per endpoint of `yaml` (its `url` is replaced by the engine's), marks
  * them ready, and serves the data port on a loopback port. `engines` maps endpoint ids
- * to handlers; an endpoint without one keeps its URL and gets no engine.
+ * to handlers; an endpoint without one keeps its URL and gets no engine. `cpu`: what
+ * hashes long prompts, in place of hashing at once.
  */
 /**
  * What the server passes `createDataPort` for `config`, with hashing in-process and
@@ -60,7 +62,7 @@ export function dataPortOptions(config: Config, table: EndpointTable, usage: (re
   return { options, admissions };
 }
 
-export async function startInProcess(yaml: string, engines: Record<string, EngineHandler>): Promise<InProcessPort> {
+export async function startInProcess(yaml: string, engines: Record<string, EngineHandler>, cpu?: CpuRunner): Promise<InProcessPort> {
   const config = parseConfig(yaml, 'in-process.yaml', {});
   const servers: Server[] = [];
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
@@ -89,7 +91,7 @@ export async function startInProcess(yaml: string, engines: Record<string, Engin
   }
   const records: UsageRecord[] = [];
   const { options, admissions } = dataPortOptions(config, table, (record) => records.push({ ...record }));
-  const port = createDataPort(options);
+  const port = createDataPort(cpu ? { ...options, cpu } : options);
   await new Promise<void>((resolve) => port.server.listen(0, '127.0.0.1', resolve));
   return {
     port,

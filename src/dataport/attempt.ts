@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LlmgwError } from '../errors.js';
 import type { Lease } from '../router/endpoint-table.js';
+import { onClientGone } from './client-gone.js';
 import { rewrapEngineError } from './engine-error.js';
 import { MAX_COLLECTED_BYTES, StreamedAnswer } from './streamed-answer.js';
 import { JsonUsageTap, SseUsageTap, type Usage, type UsageTap } from './usage-tap.js';
@@ -108,10 +109,9 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
   let timedOut = false;
   let cutWith: LlmgwError | null = null;
   // A client that goes away cancels the engine's work at once (it frees KV blocks).
-  const onClose = (): void => {
+  const stopWatching = onClientGone(f.req, res, () => {
     if (!res.writableFinished) abort.abort();
-  };
-  res.on('close', onClose);
+  });
   const firstToken = setTimeout(() => {
     timedOut = true;
     abort.abort();
@@ -383,7 +383,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     clearTimeout(idle);
     f.cut.now = null;
     lease.release(Date.now());
-    res.off('close', onClose);
+    stopWatching();
   }
 }
 

@@ -55,6 +55,25 @@ function send(headers: Record<string, string>, maxTokens: number, base = url, si
 }
 const bronze = (n: number, maxTokens = 150): Promise<Reply>[] => Array.from({ length: n }, () => send({ 'x-llmgw-priority': 'bronze' }, maxTokens));
 
+/**
+ * Once the engine is idle, four bronze requests too long to finish during a test (`stop`
+ * cancels them); resolves once one of them holds the batch slot bronze may use and the
+ * rest queue. Queued alone is not enough: the router's last scrape may still show the
+ * requests the previous test cancelled, so the whole flood queues in front of an idle
+ * engine until a scrape shows it free, and a higher band arriving then takes the slot.
+ */
+async function bronzeFlood(): Promise<{ stop: AbortController; flood: Promise<Reply | Error>[] }> {
+  await engineIdle();
+  const admitted = (await bands()).get('bronze')!.admitted;
+  const stop = new AbortController();
+  const flood = Array.from({ length: 4 }, () => send({ 'x-llmgw-priority': 'bronze' }, 5_000, url, stop.signal).catch((e: Error) => e));
+  await until(async () => {
+    const b = (await bands()).get('bronze')!;
+    return b.admitted > admitted && b.queued >= 2;
+  }, 'saturated by the flood');
+  return { stop, flood };
+}
+
 function config(admission: string): string {
   const path = writeConfig(
     `listen: "127.0.0.1:0"
@@ -159,10 +178,7 @@ test('a full room sheds the lowest band first, with 429 and Retry-After, and eac
 });
 
 test('a request that waits past its band timeout gets a 503 with Retry-After, and leaves its usage record', async () => {
-  await engineIdle();
-  const stop = new AbortController();
-  const flood = Array.from({ length: 4 }, () => send({ 'x-llmgw-priority': 'bronze' }, 5_000, url, stop.signal).catch((e: Error) => e));
-  await until(async () => (await bands()).get('bronze')!.queued >= 2, 'saturated');
+  const { stop, flood } = await bronzeFlood();
   try {
     const gold = await send({ 'x-llmgw-priority': 'gold', 'x-request-id': 'gold-timeout' }, 1);
     assert.is(gold.status, 503, gold.body);
@@ -181,11 +197,8 @@ test('a request that waits past its band timeout gets a 503 with Retry-After, an
 });
 
 test('a client that disconnects while queued leaves the queue at once', async () => {
-  await engineIdle();
   // Requests too long to finish during the test: nothing is released while it looks.
-  const stop = new AbortController();
-  const flood = Array.from({ length: 4 }, () => send({ 'x-llmgw-priority': 'bronze' }, 5_000, url, stop.signal).catch((e: Error) => e));
-  await until(async () => (await bands()).get('bronze')!.queued >= 2, 'saturated');
+  const { stop, flood } = await bronzeFlood();
   const before = (await bands()).get('silver')!;
   const ac = new AbortController();
   const leaving = send({ 'x-llmgw-priority': 'silver' }, 1, url, ac.signal).catch((e: Error) => e);

@@ -5,6 +5,7 @@ import type { Admission, FirstTokenSeen, Permit } from '../../router/admission/a
 import type { EndpointTable } from '../../router/endpoint-table.js';
 import type { PrefixIndex } from '../../router/scheduler/prefix-index.js';
 import type { CpuRunner } from '../../runtime/index.js';
+import { onClientGone } from '../client-gone.js';
 import type { Stage } from '../pipeline.js';
 import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
@@ -74,10 +75,9 @@ async function tokensToPrefill(ctx: RequestContext, deps: AdmitDeps): Promise<nu
 
 /** Waits in the admission queue; the permit when released, null when the request was answered (shed, timed out) or its client left. */
 async function queue(ctx: RequestContext, admission: Admission, tokens: number): Promise<Permit | null> {
-  const { res, record } = ctx;
+  const { req, res, record } = ctx;
   const left = new AbortController();
-  const onClose = (): void => left.abort();
-  res.on('close', onClose);
+  const stopWatching = onClientGone(req, res, () => left.abort());
   const queuedAt = performance.now();
   let permit: Permit | null;
   try {
@@ -87,7 +87,7 @@ async function queue(ctx: RequestContext, admission: Admission, tokens: number):
     refuse(ctx, LlmgwError.from(err), null, { 'retry-after': '1' });
     return null;
   } finally {
-    res.off('close', onClose);
+    stopWatching();
   }
   record.queueMs = performance.now() - queuedAt;
   if (left.signal.aborted) {

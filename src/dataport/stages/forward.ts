@@ -3,6 +3,7 @@ import { LlmgwError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import type { EnginePriority } from '../../router/endpoint-table.js';
 import { attempt, type Outcome, type Relayed } from '../attempt.js';
+import { clientGone } from '../client-gone.js';
 import type { Stage } from '../pipeline.js';
 import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
@@ -23,11 +24,11 @@ export function forwardStage(router: RouterConfig, gate: TenancyGate | null): St
   return {
     name: 'forward',
     async run(ctx) {
-      const { plan, res, record } = ctx;
+      const { plan, req, res, record } = ctx;
       // Answered while an earlier stage awaited (shutdown's cut), or its client left:
       // nothing may be sent to an engine for a response that can no longer carry it.
       if (res.writableEnded) return;
-      if (res.destroyed) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
+      if (clientGone(req, res)) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
       let payload: string | Buffer | null = null;
       let payloadKey = '';
       const beforeEnd = gate
@@ -78,7 +79,7 @@ export function forwardStage(router: RouterConfig, gate: TenancyGate | null): St
         const outcome = await sending;
         if (outcome.kind === 'failed') {
           plan.failed(lease, outcome.error, outcome.suspect, Date.now());
-          if (outcome.retry && !res.destroyed && !res.writableEnded) {
+          if (outcome.retry && !res.writableEnded && !clientGone(req, res)) {
             log.warn('attempt failed, trying another endpoint', { request: record.id, endpoint: lease.id, error: outcome.error.message });
             continue;
           }
@@ -86,7 +87,7 @@ export function forwardStage(router: RouterConfig, gate: TenancyGate | null): St
         }
         return settle(ctx, outcome);
       }
-      if (res.writableEnded || res.destroyed) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
+      if (res.writableEnded || clientGone(req, res)) return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
       const err = plan.error(Date.now());
       const headers: Record<string, string> = err.code === 'LLMGW_REQUEST_POISONED' ? { 'x-should-retry': 'false' } : { 'retry-after': '1' };
       if (record.endpoint) headers['x-llmgw-endpoint'] = record.endpoint;
