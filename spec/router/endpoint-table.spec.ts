@@ -1,7 +1,7 @@
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
 import type { EngineSettings } from '../../src/messages/endpoints.js';
-import { EndpointTable } from '../../src/router/endpoint-table.js';
+import { batchCapacitySource, EndpointTable } from '../../src/router/endpoint-table.js';
 import { HEALTH } from './helpers.js';
 
 const spec = (id: string, port: number, models = ['m']) => ({ id, url: `http://127.0.0.1:${port}`, models, weight: 1, priority: 0, pool: null });
@@ -186,16 +186,16 @@ test('settings the engine publishes win over the config, survive updates of the 
   const e = table.add({ ...spec('a', 1), batchSize: 32, stepBudget: 8192 });
   const probe = (at: number, settings?: EngineSettings | null, running = 0, waiting = 0) =>
     table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.1 }, loadError: null, ...(settings !== undefined && { settings }) });
-  assert.equal([e.batchCapacity, e.batchSizeFrom], [32, 'config']);
+  assert.equal([e.batchCapacity, batchCapacitySource(e)], [32, 'config']);
   probe(1, { batchSize: 48, stepBudget: 0, enginePriority: 'higher-first' });
-  assert.equal([e.batchSize, e.batchCapacity, e.batchSizeFrom, e.stepBudget, e.enginePriority], [48, 48, 'engine', 0, 'higher-first'], 'the engine knows how it runs; the config may be stale');
+  assert.equal([e.batchSize, e.batchCapacity, batchCapacitySource(e), e.stepBudget, e.enginePriority], [48, 48, 'engine', 0, 'higher-first'], 'the engine knows how it runs; the config may be stale');
   probe(2);
   assert.is(e.batchCapacity, 48, 'a probe that did not read them changes nothing');
   table.update([{ ...spec('a', 1), batchSize: 64 }]);
   assert.equal([e.batchCapacity, e.stepBudget, e.enginePriority], [48, 0, 'higher-first'], 'a reload of the config does not override what the engine said');
   assert.equal(e.configured, { batchSize: 64, stepBudget: null, enginePriority: null });
   probe(3, null);
-  assert.equal([e.batchCapacity, e.batchSizeFrom, e.stepBudget, e.enginePriority], [64, 'config', null, null], 'an engine (restarted) that publishes nothing: the config again');
+  assert.equal([e.batchCapacity, batchCapacitySource(e), e.stepBudget, e.enginePriority], [64, 'config', null, null], 'an engine (restarted) that publishes nothing: the config again');
   await table.close();
 });
 
@@ -204,9 +204,9 @@ test('a published batch size stands where nothing is configured, and learning do
   const e = table.add(spec('a', 1));
   const probe = (at: number, waiting: number, running: number, settings?: EngineSettings | null) =>
     table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.1 }, loadError: null, ...(settings !== undefined && { settings }) });
-  assert.equal([e.batchCapacity, e.batchSizeFrom], [null, null]);
+  assert.equal([e.batchCapacity, batchCapacitySource(e)], [null, null]);
   probe(1, 0, 0, { batchSize: 16, stepBudget: null, enginePriority: null });
-  assert.equal([e.batchCapacity, e.batchSizeFrom], [16, 'engine'], 'known before the first flood, not learnt from it');
+  assert.equal([e.batchCapacity, batchCapacitySource(e)], [16, 'engine'], 'known before the first flood, not learnt from it');
   // SGLang's lagged gauges: what a scrape shows running while requests wait can be far below the batch.
   probe(1_000, 9, 7);
   probe(2_000, 8, 7);

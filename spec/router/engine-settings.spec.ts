@@ -11,7 +11,7 @@ import { Pool } from 'undici';
 import { endpointRegistry } from '../../src/actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../../src/actors/endpoints/health-poller.js';
 import { ENDPOINT_REGISTRY, healthPollerAddress } from '../../src/messages/endpoints.js';
-import { EndpointTable } from '../../src/router/endpoint-table.js';
+import { batchCapacitySource, EndpointTable } from '../../src/router/endpoint-table.js';
 import { probeEndpoint } from '../../src/router/scrape/endpoint-probe.js';
 import { parseSglangServerInfo } from '../../src/router/scrape/engine-settings.js';
 import { ActorSystem } from '../../src/runtime/index.js';
@@ -107,7 +107,7 @@ test('the poller reads the settings once per stretch of readiness, and again aft
     };
     await poll();
     await poll();
-    assert.equal([reads, e.batchCapacity, e.batchSizeFrom, e.stepBudget], [1, 48, 'engine', 4096], 'read once, and it beats the configured 16');
+    assert.equal([reads, e.batchCapacity, batchCapacitySource(e), e.stepBudget], [1, 48, 'engine', 4096], 'read once, and it beats the configured 16');
     up = false;
     size = 32;
     await poll();

@@ -7,7 +7,7 @@ import { matchFleetRoute, serveFleet, type FleetRoutesOptions } from './fleet-ro
 import { matchTenancyRoute, serveTenancy, type TenancyRoutesOptions } from './tenancy-routes.js';
 import type { AccountingMsg } from '../messages/accounting.js';
 import type { AdmissionMsg } from '../messages/admission.js';
-import type { EndpointTable } from '../router/endpoint-table.js';
+import { batchCapacitySource, type EndpointTable } from '../router/endpoint-table.js';
 import type { ActorRef, ActorSystem } from '../runtime/index.js';
 
 export interface AdminPortOptions extends Omit<FleetRoutesOptions, 'reload'> {
@@ -123,8 +123,7 @@ export function createAdminPort(opts: AdminPortOptions): Server {
               blocked: e.health.blocked(now),
               load: e.load,
               batchCapacity: e.batchCapacity,
-              // engine: it publishes its batch size; config: the config or launch gives it; learnt: neither.
-              batchCapacityFrom: e.batchSizeFrom ?? (e.batchCapacity !== null ? 'learnt' : null),
+              batchCapacityFrom: batchCapacitySource(e),
               loadAgeMs: e.loadAt === null ? null : now - e.loadAt,
               loadError: e.loadError,
             })),

@@ -37,8 +37,6 @@ export interface EndpointSpec {
 /** vLLM's `--scheduling-policy priority` serves lower values first; SGLang can be set either way. */
 export type EnginePriority = 'lower-first' | 'higher-first';
 
-/** Where an endpoint's batch size comes from: the engine's own settings, the config or launch, or none (learnt). */
-export type BatchSizeSource = 'engine' | 'config' | null;
 
 export interface EndpointState extends EndpointSpec {
   /**
@@ -50,7 +48,6 @@ export interface EndpointState extends EndpointSpec {
   batchSize: number | null;
   stepBudget: number | null;
   enginePriority: EnginePriority | null;
-  batchSizeFrom: BatchSizeSource;
   /** The spec's values, kept apart so that an update compares against them, not against what the engine said. */
   configured: Pick<EndpointSpec, 'batchSize' | 'stepBudget' | 'enginePriority'>;
   /** What the engine publishes of its settings (SGLang's server info); null where it publishes none. */
@@ -145,7 +142,6 @@ export class EndpointTable {
       batchSize: spec.batchSize ?? null,
       stepBudget: spec.stepBudget ?? null,
       enginePriority: spec.enginePriority ?? null,
-      batchSizeFrom: spec.batchSize != null ? 'config' : null,
       configured: { batchSize: spec.batchSize ?? null, stepBudget: spec.stepBudget ?? null, enginePriority: spec.enginePriority ?? null },
       published: null,
       gpus: spec.gpus ?? 1,
@@ -318,7 +314,13 @@ export class EndpointTable {
   }
 }
 
-/** The engine's mean step time (ms) between two scrapes, from its inter-token latency totals; null without new tokens. */
+/** Where `e`'s batch capacity comes from: the engine's own settings, the config or launch, learning, or nowhere yet. */
+export function batchCapacitySource(e: EndpointState): 'engine' | 'config' | 'learnt' | null {
+  if (e.published?.batchSize != null) return 'engine';
+  if (e.batchSize !== null) return 'config';
+  return e.batchCapacity !== null ? 'learnt' : null;
+}
+
 /**
  * Takes the batch size, step budget and priority policy from the engine's own settings
  * where it publishes them, else from the config. A batch size that changed replaces the
@@ -329,10 +331,10 @@ function settle(e: EndpointState): void {
   const batchSize = p?.batchSize ?? e.configured.batchSize ?? null;
   e.stepBudget = p?.stepBudget ?? e.configured.stepBudget ?? null;
   e.enginePriority = p?.enginePriority ?? e.configured.enginePriority ?? null;
-  e.batchSizeFrom = p?.batchSize != null ? 'engine' : batchSize !== null ? 'config' : null;
   if (batchSize !== e.batchSize) e.batchCapacity = e.batchSize = batchSize;
 }
 
+/** The engine's mean step time (ms) between two scrapes, from its inter-token latency totals; null without new tokens. */
 function stepTime(before: EngineLoad | null, now: EngineLoad): number | null {
   const a = before?.itl;
   const b = now.itl;

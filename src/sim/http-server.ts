@@ -1,7 +1,8 @@
 // The simulated engine's HTTP face: the subset of vLLM's OpenAI server that llmgw and its
 // clients touch — chat/completions (streaming or not), /v1/models, /health, /metrics,
-// /tokenize, and SGLang's /server_info for that flavor — with vLLM's error shape (≥ 0.10.1): `{"error":{"message","type","param","code"}}`
-// where `code` is the HTTP status as an int. node:http only: it must start in milliseconds,
+// /tokenize, and SGLang's /server_info for that flavor — with vLLM's error shape
+// (≥ 0.10.1): `{"error":{"message","type","param","code"}}` where `code` is the HTTP
+// status as an int. node:http only: it must start in milliseconds,
 // in a process of its own or inside the gateway's worker threads.
 
 import { randomUUID } from 'node:crypto';
