@@ -160,6 +160,25 @@ test('a drop-oldest mailbox discards the oldest message once full', async () => 
   await system.stop('lossy');
 });
 
+test('a drop-oldest mailbox sheds tells before an ask that waits in it', async () => {
+  const g = await system.spawn(dropGate, { address: gateAt('lossy-ask'), args: undefined });
+  g.tell({ type: 'hold', id: 0 });
+  await until(async () => (await statsOf('lossy-ask')).mailbox === 0);
+  const seen = g.ask({ type: 'seen' });
+  await until(async () => (await statsOf('lossy-ask')).mailbox === 1);
+  for (let i = 1; i <= 5; i++) g.tell({ type: 'hold', id: i });
+  openGate('lossy-ask');
+  const answered = await seen.then(
+    () => true,
+    () => false,
+  );
+  assert.ok(answered, 'the ask outlived five ticks through a mailbox of three');
+  await until(async () => (await statsOf('lossy-ask')).processed === 4);
+  assert.equal(await g.ask({ type: 'seen' }), [0, 4, 5]);
+  assert.is((await statsOf('lossy-ask')).dropped, 3);
+  await system.stop('lossy-ask');
+});
+
 test('a stopped actor refuses messages', async () => {
   const c = await system.spawn(counter, { address: counterAt('gone'), thread: 'w2', args: { start: 0 } });
   await system.stop('gone');

@@ -37,6 +37,32 @@ test('mailbox: drop-oldest hands the evicted item over', () => {
   assert.equal(rest, [2, 3]);
 });
 
+test('mailbox: drop-oldest spares what the caller protects while anything else is queued', () => {
+  const m = new Mailbox<string>({ capacity: 3, overflow: 'drop-oldest' });
+  const evicted: string[] = [];
+  const keep = (x: string): boolean => x.startsWith('ask');
+  const push = (x: string): boolean => m.push(x, (d) => evicted.push(d), keep);
+  // Wrap the ring first, so the gap is closed across its boundary.
+  push('t0');
+  push('t1');
+  m.shift();
+  m.shift();
+  push('ask1');
+  push('t2');
+  push('ask2');
+  for (const t of ['t3', 't4', 't5']) assert.ok(push(t));
+  assert.equal(evicted, ['t2', 't3', 't4']);
+  // Only protected items left ahead of the new one: the oldest of them goes.
+  push('ask3');
+  assert.equal(evicted, ['t2', 't3', 't4', 't5']);
+  push('t6');
+  assert.equal(evicted, ['t2', 't3', 't4', 't5', 'ask1']);
+  const rest: string[] = [];
+  m.drainTo((x) => rest.push(x));
+  assert.equal(rest, ['ask2', 'ask3', 't6']);
+  assert.is(m.dropped, 5);
+});
+
 test('mailbox: a capacity below 1 is refused', () => {
   assert.throws(() => new Mailbox({ capacity: 0, overflow: 'reject' }), /capacity/);
 });

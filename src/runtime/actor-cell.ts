@@ -31,6 +31,13 @@ export interface CellHost {
 const BATCH = 256;
 
 /**
+ * A drop-oldest mailbox sheds tells before asks: a tell's sender has moved on, an ask's
+ * waits for the answer (the server's first probe of an engine, crowded out by the
+ * poller's own ticks while a probe was slow, once failed the server's start).
+ */
+const isAsk = (item: Item): boolean => item.reply !== undefined;
+
+/**
  * Runs one actor: its mailbox, one message at a time, its state, timers, restarts and
  * counters. Handlers may be sync or async; an async handler holds the mailbox until it
  * settles, so state is never touched by two messages at once.
@@ -133,7 +140,7 @@ export class ActorCell {
       this.refused++;
       return new LlmgwError('LLMGW_INVALID_REQUEST', `actor '${this.name}' (${this.kind}) does not accept '${msg.type}'`, { actor: this.name });
     }
-    if (!this.mailbox.push({ msg, reply }, this.evicted)) {
+    if (!this.mailbox.push({ msg, reply }, this.evicted, isAsk)) {
       this.refused++;
       return new LlmgwError('LLMGW_MAILBOX_FULL', `mailbox of '${this.name}' is full (${this.mailbox.capacity} messages); the message was rejected`, {
         actor: this.name,

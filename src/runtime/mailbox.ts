@@ -5,7 +5,9 @@ import { LlmgwError } from '../errors.js';
  * - `reject`: the new message is refused: `tell` returns false, an ask fails with
  *   LLMGW_MAILBOX_FULL (commands and bills, whose loss the sender must know of).
  * - `drop-oldest`: the oldest queued message is discarded (telemetry, where the newest
- *   sample supersedes the old one).
+ *   sample supersedes the old one). The caller may protect some messages (an ask, whose
+ *   sender waits on it, against the ticks that crowd it out): the oldest unprotected one
+ *   goes first, and a protected one only when nothing else is queued.
  */
 export type OverflowPolicy = 'reject' | 'drop-oldest';
 
@@ -45,15 +47,16 @@ export class Mailbox<T> {
 
   /**
    * Queues `item`. Returns false when a full `reject` mailbox refuses it; a full
-   * `drop-oldest` mailbox discards its oldest item instead, handed to `onDrop`.
+   * `drop-oldest` mailbox discards its oldest item that `keep` does not protect (its
+   * oldest when all are), handed to `onDrop`.
    */
-  push(item: T, onDrop?: (dropped: T) => void): boolean {
+  push(item: T, onDrop?: (dropped: T) => void, keep?: (queued: T) => boolean): boolean {
     if (this.count === this.capacity) {
       if (this.overflow === 'reject') {
         this.rejected++;
         return false;
       }
-      const dropped = this.shift()!;
+      const dropped = this.removeAt(keep === undefined ? 0 : this.oldestUnprotected(keep));
       this.dropped++;
       onDrop?.(dropped);
     }
@@ -67,6 +70,23 @@ export class Mailbox<T> {
     if (this.count === 0) return undefined;
     const item = this.slots[this.head];
     this.slots[this.head] = undefined; // let the message be collected
+    this.head = (this.head + 1) % this.capacity;
+    this.count--;
+    return item;
+  }
+
+  /** Position (from the head) of the oldest item `keep` does not protect; 0 when it protects all. */
+  private oldestUnprotected(keep: (queued: T) => boolean): number {
+    for (let i = 0; i < this.count; i++) if (!keep(this.slots[(this.head + i) % this.capacity]!)) return i;
+    return 0;
+  }
+
+  /** Takes out the item `at` places from the head, closing the gap (drop-oldest mailboxes are small). */
+  private removeAt(at: number): T {
+    const slot = (i: number): number => (this.head + i) % this.capacity;
+    const item = this.slots[slot(at)]!;
+    for (let i = at; i > 0; i--) this.slots[slot(i)] = this.slots[slot(i - 1)];
+    this.slots[this.head] = undefined;
     this.head = (this.head + 1) % this.capacity;
     this.count--;
     return item;
