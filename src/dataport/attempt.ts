@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LlmgwError } from '../errors.js';
 import type { Lease } from '../router/endpoint-table.js';
-import { onClientGone } from './client-gone.js';
+import { onClientGone } from '../net/client-gone.js';
 import { rewrapEngineError } from './engine-error.js';
 import { MAX_COLLECTED_BYTES, StreamedAnswer } from './streamed-answer.js';
 import { JsonUsageTap, SseUsageTap, type Usage, type UsageTap } from './usage-tap.js';

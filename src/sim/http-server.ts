@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { LlmgwError } from '../errors.js';
+import { clientGone } from '../net/client-gone.js';
 import { createLogger } from '../log.js';
 import type { SimEngine } from './engine.js';
 import { BLOCK_SIZE } from './kv-cache.js';
@@ -64,8 +65,9 @@ export function createSimHttpServer(o: SimHttpOptions): Server {
   const generation = (parse: typeof parseChatRequest): Handler => async (req, res) => {
     const body = await readJson(req, bodyLimit);
     const gen = o.fragile ? crashOn(o.fragile, body, () => parse(body, served)) : parse(body, served);
-    // The client left while we read its body: its 'close' has fired, nobody would abort.
-    if (res.destroyed || res.closed || req.socket.destroyed) return;
+    // The client left while we read its body: its 'close' has fired (or will, a turn
+    // late, after its connection ended), nobody would abort.
+    if (res.closed || clientGone(req, res)) return;
     if (o.engine.isClosed) throw new LlmgwError('LLMGW_SHUTTING_DOWN', 'The engine is shutting down');
     respondGeneration(ctx, gen, res, requestIdOf(req));
   };

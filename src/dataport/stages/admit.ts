@@ -5,7 +5,7 @@ import type { Admission, FirstTokenSeen, Permit } from '../../router/admission/a
 import type { EndpointTable } from '../../router/endpoint-table.js';
 import type { PrefixIndex } from '../../router/scheduler/prefix-index.js';
 import type { CpuRunner } from '../../runtime/index.js';
-import { onClientGone } from '../client-gone.js';
+import { onClientGone } from '../../net/client-gone.js';
 import type { Stage } from '../pipeline.js';
 import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';

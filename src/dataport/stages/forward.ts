@@ -3,7 +3,7 @@ import { LlmgwError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import type { EnginePriority } from '../../router/endpoint-table.js';
 import { attempt, type Outcome, type Relayed } from '../attempt.js';
-import { clientGone } from '../client-gone.js';
+import { clientGone } from '../../net/client-gone.js';
 import type { Stage } from '../pipeline.js';
 import { promptOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
