@@ -41,7 +41,7 @@ test('the records of one turn are written after it, in one write, one line each'
   const writes: string[] = [];
   const log = new AccessLog((t) => writes.push(t));
   log.add(record('a'));
-  log.add(record('b', { status: 503, endpoint: null, modelServed: null, ttftMs: null, error: 'LLMGW_NO_ENDPOINT' }));
+  log.add(record('b', { band: 'bronze', queueMs: 12.34567, status: 503, endpoint: null, modelServed: null, ttftMs: null, error: 'LLMGW_NO_ENDPOINT' }));
   assert.equal(writes, [], 'nothing is formatted or written during the turn');
   await new Promise((r) => setImmediate(r));
   assert.is(writes.length, 1);
@@ -60,10 +60,11 @@ test('the records of one turn are written after it, in one write, one line each'
     endpoint: 'gpu-a-0',
     durationMs: 250.5,
     ttftMs: 1.235,
+    queueMs: 0,
     request: 'a',
   });
   const refused = JSON.parse(lines[1]!) as Record<string, unknown>;
-  assert.equal([refused.status, refused.endpoint, refused.error, refused.request], [503, null, 'LLMGW_NO_ENDPOINT', 'b']);
+  assert.equal([refused.status, refused.endpoint, refused.error, refused.request, refused.band, refused.queueMs], [503, null, 'LLMGW_NO_ENDPOINT', 'b', 'bronze', 12.346]);
 });
 
 const dir = mkdtempSync(join(tmpdir(), 'llmgw-access-'));

@@ -344,7 +344,7 @@ const schema: SchemaNode = object(
     log_level: str('Least severe log level written.', { enum: [...LOG_LEVELS], default: 'info' }),
     access_log: {
       type: 'boolean',
-      description: 'One JSON line per inference request on stderr, at info level: method, path, status, model, endpoint, duration and request id.',
+      description: 'One JSON line per inference request on stderr, at info level: method, path, status, model, endpoint, duration, time to first token and of it in the admission queue, band and request id.',
       default: true,
     },
     runtime: object(

@@ -17,6 +17,10 @@ export function accessFields(r: UsageRecord): Record<string, unknown> {
     endpoint: r.endpoint,
     durationMs: Math.round(r.durationMs * 1000) / 1000,
     ttftMs: r.ttftMs === null ? null : Math.round(r.ttftMs * 1000) / 1000,
+    // Time held in the admission queue, part of ttftMs: a slow first token with none
+    // queued here waited in the engine.
+    queueMs: Math.round(r.queueMs * 1000) / 1000,
+    ...(r.band === null ? {} : { band: r.band }),
     request: r.id,
     ...(r.error === null ? {} : { error: r.error }),
   };
