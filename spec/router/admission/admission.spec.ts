@@ -299,7 +299,7 @@ test('aging: a lower band held back by the reserve a steady first band keeps fre
   assert.ok(released, 'after one aging period it counts as platinum, and platinum has room');
 });
 
-test('engines of unknown size: once the first band has been seen, lower bands go while the router has fewer in flight than the adaptive limit', () => {
+test('engines of unknown size: once the first band has been seen, lower bands go while the router has fewer in flight than the adaptive limit', async () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 3, inflightAtLoad: 1 });
   const a = new Admission('m', table, CFG, STALE);
@@ -311,12 +311,19 @@ test('engines of unknown size: once the first band has been seen, lower bands go
   a.tryAdmit(0, now)!.release(now);
   eps[0]!.inflight = 4;
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'first band seen: 4 in flight, the limit a new engine starts at');
-  eps[0]!.inflight = 3; // the limit is in use: fast samples then say something about it
-  for (let i = 0; i < 3; i++) {
-    const p = a.tryAdmit(0, now)!;
-    p.firstToken(now + 10);
-    p.release(now + 10);
-  }
+  eps[0]!.inflight = 3;
+  const top = [0, 1, 2].map(() => a.tryAdmit(0, now)!);
+  top[0]!.firstToken(now + 10);
+  eps[0]!.inflight = 4;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'a fast first token with no lower-band request waiting says nothing of the limit');
+  eps[0]!.inflight = 3;
+  // The limit in use and a lower-band request waiting on it: fast samples now test it.
+  const ac = new AbortController();
+  const waiting = a.wait(1, now, ac.signal);
+  for (const p of top.slice(1)) p.firstToken(now + 10);
+  ac.abort();
+  assert.is(await waiting, null);
+  for (const p of top) p.release(now + 10);
   eps[0]!.inflight = 4;
   assert.is(a.saturated(now, 1), null, 'fast first tokens raise the limit');
   eps[0]!.load = { waiting: 1, running: 4, kvUsage: 0.1 };
@@ -361,8 +368,9 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
   one.release(now);
 });
 
-test('a paced prompt whose answer is not streamed counts as prefilled once a streamed first token would have come, not until its whole answer', () => {
-  // Two in flight: half the limit a new engine starts at, in use, so a fast sample grows it.
+test('a paced prompt whose answer is not streamed counts as prefilled once a streamed first token would have come, not until its whole answer', async () => {
+  // Two in flight: half the limit a new engine starts at, in use, so a fast sample grows
+  // it while a lower-band request waits.
   const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, inflight: 2 }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const t0 = Date.now();
@@ -372,7 +380,12 @@ test('a paced prompt whose answer is not streamed counts as prefilled once a str
   assert.is(a.adaptiveLimit, 4, 'an answer not streamed says nothing of the time to first token: the limit did not move');
   early.release(t0 + 10_000);
   const streamed = a.tryAdmit(1, t0, 10)!;
+  const ac = new AbortController();
+  const waiting = a.wait(1, t0, ac.signal);
   streamed.firstToken(t0 + 100);
+  ac.abort();
+  // Its prefill done, the streamed request let the waiting one go: it is done with too.
+  (await waiting)?.release(t0 + 100);
   streamed.release(t0 + 100);
   assert.is(a.adaptiveLimit, 5, 'a streamed first token is a sample');
   const held = a.tryAdmit(1, t0 + 1_000, 500)!;

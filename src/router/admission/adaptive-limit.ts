@@ -28,10 +28,13 @@ const IN_USE = 0.5;
  * per round trip — samples from requests admitted before the last decrease say nothing
  * about the new limit.
  *
- * A fast sample says nothing of a limit the router is nowhere near: it grows only while
- * at least half of it is in use (as TCP validates its window, RFC 7661). Otherwise an
- * interactive client alone grew it with every request, and a batch job arriving after
- * it went into the engines all at once.
+ * A fast sample says nothing of a limit that holds nothing back: it grows only while
+ * lower-band requests wait in the router's queue and at least half of it is in use (as
+ * TCP grows its window only while the window limits it, RFC 7661). The limit holds only
+ * the lower bands, and an interactive client alone, whose own bursts keep half of it in
+ * use, grew it past the engine's batch (to 17 for engines of 16, in an admission bench
+ * run): a batch job arriving after it then filled every slot and queued behind them, and
+ * the interactive requests of the next half second waited 200–500 ms inside the engines.
  */
 export class AdaptiveLimit {
   private value = INITIAL;
@@ -46,9 +49,10 @@ export class AdaptiveLimit {
 
   /**
    * A request admitted at `admittedAt` had its first token `ttftMs` later; `inUse`: the
-   * most requests the router has in flight to one replica now.
+   * most requests the router has in flight to one replica now; `held`: whether
+   * lower-band requests wait in the router's queue now.
    */
-  sample(ttftMs: number, admittedAt: number, now: number, inUse: number): void {
+  sample(ttftMs: number, admittedAt: number, now: number, inUse: number, held: boolean): void {
     this.baseline = ttftMs < this.baseline ? ttftMs : this.baseline + (ttftMs - this.baseline) * BASELINE_DRIFT;
     if (ttftMs > this.baseline * TOLERANCE + SLACK_MS) {
       if (admittedAt <= this.lastDecreaseAt) return;
@@ -57,7 +61,7 @@ export class AdaptiveLimit {
       this.lastDecreaseAt = now;
       return;
     }
-    if (inUse < this.value * IN_USE) return;
+    if (!held || inUse < this.value * IN_USE) return;
     // Past slow start, one more per round trip (the idle first token's time), counted in
     // time: first tokens are seen only for streamed requests, often a few among a batch
     // job's, and at one more per limit's worth of them a limit of 100 grew by one every

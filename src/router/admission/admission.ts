@@ -182,8 +182,13 @@ export class Admission {
    */
   firstToken(admittedAt: number, now: number, seen: FirstTokenSeen): void {
     const ttft = now - admittedAt;
-    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, mostInflight(this.table.forModel(this.model), now));
+    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, mostInflight(this.table.forModel(this.model), now), this.lowerBandsQueued());
     this.streamedTtftMs = this.streamedTtftMs === null ? ttft : this.streamedTtftMs + (ttft - this.streamedTtftMs) * TTFT_SMOOTHING;
+  }
+
+  private lowerBandsQueued(): boolean {
+    for (let band = 1; band < this.cfg.bands.length; band++) if (this.queue.depth(band) > 0) return true;
+    return false;
   }
 
   /** @internal Permit: a paced request reached its first token (or ended before it): the next prefill may go. */
