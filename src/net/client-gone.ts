@@ -4,6 +4,7 @@
 // sent to an engine in between is served to nobody, so the connection is read too.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** Whether the response can no longer reach its client. */
 export function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
@@ -15,11 +16,31 @@ export function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
  * may come; `fn` must bear a second call). Returns what stops listening.
  */
 export function onClientGone(req: IncomingMessage, res: ServerResponse, fn: () => void): () => void {
-  const socket = req.socket;
-  socket.on('end', fn);
+  const stopEnd = onEnd(req.socket, fn);
   res.on('close', fn);
   return () => {
-    socket.off('end', fn);
+    stopEnd();
     res.off('close', fn);
   };
+}
+
+/**
+ * Who waits for each connection's end. A client that pipelines has all its requests in
+ * flight at once on one socket: one listener per request made node warn of a leak past
+ * ten, so a connection gets one listener that calls them all.
+ */
+const endWatchers = new WeakMap<Socket, Set<() => void>>();
+
+function onEnd(socket: Socket, fn: () => void): () => void {
+  let watchers = endWatchers.get(socket);
+  if (watchers === undefined) {
+    const all = new Set<() => void>();
+    watchers = all;
+    endWatchers.set(socket, all);
+    socket.once('end', () => {
+      for (const f of all) f();
+    });
+  }
+  watchers.add(fn);
+  return () => watchers.delete(fn);
 }
