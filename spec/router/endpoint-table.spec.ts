@@ -100,6 +100,27 @@ test('no scrape between polls of an engine that runs only the router\'s requests
   await table.close();
 });
 
+test('an engine of unknown size holding more than it was seen running is scraped four times as often', async () => {
+  const asked: number[] = [];
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH, refresh: { ms: 100, kvCeiling: 0.9, ask: () => asked.push(t) } });
+  let t = 0;
+  const a = table.add(spec('a', 1));
+  table.applyLoad('a', 0, { running: 4, waiting: 0, kvUsage: 0.1 }, null);
+  const held = [1, 2, 3, 4, 5].map(() => table.lease(a, (t += 1)));
+  for (t = 10; t <= 60; t += 5) held.push(table.lease(a, t));
+  assert.equal(asked, [25, 50], 'holding more than the 4 it was seen running: a scrape every 25 ms, not 100');
+  table.applyLoad('a', 60, { running: 16, waiting: 4, kvUsage: 0.3 }, null);
+  table.applyLoad('a', 61, { running: 16, waiting: 4, kvUsage: 0.3 }, null);
+  assert.is(a.batchCapacity, 16, 'learnt');
+  for (t = 65; t <= 260; t += 5) {
+    held.shift()!.release(t);
+    held.push(table.lease(a, t));
+  }
+  assert.equal(asked.slice(2), [165], 'its batch known: back to one every 100 ms');
+  for (const l of held) l.release(t);
+  await table.close();
+});
+
 test('an engine back after being down long enough to have restarted has its batch capacity learnt again', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));

@@ -262,7 +262,9 @@ export class EndpointTable {
    */
   touched(e: EndpointState, now: number): void {
     const r = this.opts.refresh;
-    if (!r || now - e.refreshAskedAt < r.ms || (e.loadAt !== null && now - e.loadAt < r.ms) || !scrapeCouldTell(e, r.kvCeiling)) return;
+    if (!r) return;
+    const ms = mayOverfill(e) ? r.ms / DISCOVERY_REFRESH_DIVISOR : r.ms;
+    if (now - e.refreshAskedAt < ms || (e.loadAt !== null && now - e.loadAt < ms) || !scrapeCouldTell(e, r.kvCeiling)) return;
     e.refreshAskedAt = now;
     r.ask(e.id);
   }
@@ -355,6 +357,20 @@ function queuedBeyondArrivals(e: EndpointState, load: EngineLoad, at: number): b
   if (load.waiting === 0) return false;
   if (e.stepMs === null) return !load.itl;
   return load.waiting > e.inflightLog.startedSince(at - 2 * e.stepMs);
+}
+
+/**
+ * Between polls, an engine that `mayOverfill` is scraped this many times as often as
+ * `load_refresh_ms` says: a flood meeting an engine of unknown size fills it past its
+ * batch before any scrape shows a queue, and each interactive request sent until one
+ * does waits behind the overfill inside the engine. Only then: a scrape costs the engine
+ * and the telemetry thread, and a known batch needs none of it.
+ */
+const DISCOVERY_REFRESH_DIVISOR = 4;
+
+/** The router holds more in flight to `e` than it was ever seen running, and its batch is not known: it may be queueing them now. */
+function mayOverfill(e: EndpointState): boolean {
+  return e.batchCapacity === null && e.inflight > e.peakRunning;
 }
 
 /**
