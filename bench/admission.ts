@@ -78,6 +78,15 @@
 // 0.73–0.81 in 10 of 14 runs (0.38–0.60 in the rest); at 2048 platinum 1.3–3.8× (flood
 // p50 20–29 ms), bronze 0.39–0.65 (0.26–0.37 before answers were collected). One bronze
 // prefill per replica at a time cannot keep an 8192-token step full.
+// Since an engine of unknown size is scraped every 25 ms while the router holds more than
+// it was seen running (the short cells and batch 8, two runs per build, same session):
+// flood p99 of platinum over the six short runs 39–277 ms before (median 137), 22–354 after
+// (median 78); capacity first held 0.49–3.45 s into the flood before, 0.49–1.25 s after in
+// the speed-4 cells and 1.2–3.0 s at speed 1, where p99 did not improve (177–354 ms against
+// 182–277). batch 8 mixed: bronze 0.74 / 0.83 and 0.69 / 0.79 against 0.76 / 0.89.
+// Learning from one scrape showing a queue (step time known, lower bands in flight) did as
+// well on the short cells (median 68 ms) but taught 5–7 for batches of 8 in batch 8 mixed
+// (bronze 0.63–0.79, 5 of 6 runs under 0.75): dropped. Run to run, one cell's p99 moved 2–4×.
 
 import os from 'node:os';
 import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
