@@ -3,8 +3,8 @@ import * as assert from 'uvu/assert';
 import type { AdmissionConfig } from '../../../src/config/types.js';
 import { Admission, type Permit } from '../../../src/router/admission/admission.js';
 import { saturation } from '../../../src/router/admission/saturation.js';
-import type { EndpointState } from '../../../src/router/endpoint-table.js';
-import { tableOf } from '../helpers.js';
+import { EndpointTable, type EndpointState } from '../../../src/router/endpoint-table.js';
+import { HEALTH, tableOf } from '../helpers.js';
 
 const NOW = 1_000_000;
 const STALE = 5_000;
@@ -329,6 +329,36 @@ test('engines of unknown size: once the first band has been seen, lower bands go
   eps[0]!.load = { waiting: 1, running: 4, kvUsage: 0.1 };
   eps[0]!.inflightAtLoad = 4;
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'an engine seen queueing takes nothing more of the lower bands');
+});
+
+test('a queue held by a scrape of engines of unknown size asks for a fresh one, though nothing the router sends or ends changes', async () => {
+  const asked: string[] = [];
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH, refresh: { ms: 100, kvCeiling: 0.9, ask: (id) => asked.push(id) } });
+  const e = table.add({ id: 'e0', url: 'http://127.0.0.1:20000', models: ['m'], weight: 1, priority: 0, pool: null });
+  e.ready = true;
+  e.reason = null;
+  const now = Date.now();
+  table.applyLoad('e0', now, { waiting: 0, running: 0, kvUsage: 0 }, null);
+  const a = new Admission('m', table, CFG, STALE);
+  // A batch job meets an idle engine: the scrape says it runs nothing, so 2 (twice the 1
+  // it is taken to run) plus the 2 of the waiting target go, and the next one waits.
+  const leases = [0, 1, 2, 3].map(() => {
+    assert.ok(a.tryAdmit(1, now), 'goes');
+    return table.lease(e, now);
+  });
+  const ac = new AbortController();
+  const waiting = a.wait(1, now, ac.signal);
+  asked.length = 0;
+  a.release(now + 10);
+  assert.equal(asked, [], 'the scrape is 10 ms old: not yet');
+  a.release(now + 30);
+  assert.equal(asked, ['e0'], 'held behind a scrape older than the refresh interval (25 ms: it may be overfilled): a new one is asked');
+  ac.abort();
+  assert.is(await waiting, null);
+  a.release(now + 300);
+  assert.equal(asked, ['e0'], 'nothing queued: nothing asked');
+  for (const l of leases) l.release(now + 300);
+  await table.close();
 });
 
 test('prefill pacing: lower-band prompts being prefilled stay within the budget per replica, and the next go as they reach their first token', async () => {

@@ -203,7 +203,15 @@ export class Admission {
     this.release(now);
   }
 
-  /** Releases queued requests while there is room; expires those past their timeout. */
+  /**
+   * Releases queued requests while there is room; expires those past their timeout. What
+   * still waits is held by an estimate of the engines that only a scrape moves on, so the
+   * table is told to refresh it where one is due (`EndpointTable.touched`): its refreshes
+   * otherwise follow the router's own traffic, and a queue held in front of engines of
+   * unknown size lets none of it through. In the admission bench such a flood sat at 4 per
+   * engine with its first scrape showing nothing for 0.6 s, until the next poll, while
+   * the engines drained them.
+   */
   release(now: number): void {
     this.expireUnseen(now);
     if (this.queue.length === 0) return;
@@ -211,6 +219,7 @@ export class Admission {
     for (let band = this.queue.nextBand(now); band !== -1 && this.releasable(band, now); band = this.queue.nextBand(now)) {
       this.queue.next(now)!.settle(null);
     }
+    if (this.queue.length > 0) for (const e of this.table.forModel(this.model)) this.table.touched(e, now);
   }
 
   /** Whether the head of `band` may go: by the rule of the band it has aged into, and prefill pacing by its own. */
