@@ -364,7 +364,7 @@ const schema: SchemaNode = object(
         idle_timeout_ms: ms('How long a stream may stay silent between tokens, in ms.', 30_000),
         poll_interval_ms: ms('How often each engine is polled for load and health, in ms.', 1_000),
         load_refresh_ms: int(
-          "Between polls, an engine's load is scraped again (its /metrics alone) once the router's own traffic to it has changed and the last scrape is this old, in ms: a flood sends a poll interval's worth in milliseconds, and admission and the scheduler read the scrape plus what the router did since. At most one scrape per engine per this many ms (a quarter of it while the router holds more in flight to an engine of unknown batch size than it was ever seen running, so a flood's overfill is seen sooner), none while nothing changes, and none while the engine runs only the router's requests well inside its batch (the router's own count says as much). 0: polls only.",
+          "Between polls, an engine's load is scraped again (its /metrics alone) once the router's own traffic to it has changed (or requests wait in llmgw's queue) and the last scrape is this old, in ms: a flood sends a poll interval's worth in milliseconds, and admission and the scheduler read the scrape plus what the router did since. At most one scrape per engine per this many ms (a quarter of it while the router holds more in flight to an engine of unknown batch size than it was ever seen running, so a flood's overfill is seen sooner), none while nothing changes, and none while the engine runs only the router's requests well inside its batch (the router's own count says as much). 0: polls only.",
           0,
           { default: 100 },
         ),
