@@ -208,9 +208,9 @@ export class Admission {
    * still waits is held by an estimate of the engines that only a scrape moves on, so the
    * table is told to refresh it where one is due (`EndpointTable.touched`): its refreshes
    * otherwise follow the router's own traffic, and a queue held in front of engines of
-   * unknown size lets none of it through. In the admission bench such a flood sat at 4 per
-   * engine with its first scrape showing nothing for 0.6 s, until the next poll, while
-   * the engines drained them.
+   * unknown size lets none of it through. Traced in the admission bench's speed-1 short
+   * cell scenario, such a flood sat at 4 per engine with its first scrape showing nothing
+   * for 0.6 s, until the next poll, while the engines drained them.
    */
   release(now: number): void {
     this.expireUnseen(now);
