@@ -57,6 +57,7 @@ router:
     max_queued: 40
     aging_ms: 2000
     prefill_tokens_per_replica: 4096
+    recall: false
   retries:
     max_attempts: 2
     budget_percent: 30
@@ -171,6 +172,7 @@ test('a config that sets every key is read as written', () => {
       max_queued: 40,
       aging_ms: 2000,
       prefill_tokens_per_replica: 4096,
+      recall: false,
     },
     retries: { max_attempts: 2, budget_percent: 30, min_retry_concurrency: 5 },
     cooldown: { failures: 3, ms: 600 },
@@ -271,6 +273,7 @@ test('every default is filled in, and optional keys stay unset', () => {
       max_queued: 10000,
       aging_ms: 10000,
       prefill_tokens_per_replica: 8192,
+      recall: true,
     },
     retries: { max_attempts: 3, budget_percent: 20, min_retry_concurrency: 10 },
     cooldown: { failures: 2, ms: 2000 },

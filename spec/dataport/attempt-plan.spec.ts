@@ -140,6 +140,7 @@ test('a first-band request goes to the replica with the most room, engines of un
     max_queued: 100,
     aging_ms: 10_000,
     prefill_tokens_per_replica: 0,
+    recall: true,
   };
   const admission = new Admission('m', table, cfg, 5_000);
   const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission };
@@ -149,7 +150,7 @@ test('a first-band request goes to the replica with the most room, engines of un
   eps[0]!.inflight = 2;
   eps[1]!.inflight = 1;
   const pick = (firstBand: boolean): string => {
-    const plan = new AttemptPlan(deps, route, profile, null, null, record, firstBand);
+    const plan = new AttemptPlan(deps, route, profile, null, null, record, firstBand ? 'first-band' : 'plain');
     const lease = plan.next(NOW)!;
     lease.release(NOW);
     plan.done(NOW);

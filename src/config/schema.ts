@@ -415,6 +415,12 @@ const schema: SchemaNode = object(
               0,
               { default: 8192 },
             ),
+            recall: {
+              type: 'boolean',
+              description:
+                "Recall: when a request of the first band is sent to an engine that does not order its queue by priority, lower-band requests sent there that wait in the engine's queue ahead of it (no first token yet, beyond the engine's batch size, or stuck for several steps while the size is unknown) are cancelled there and queued again in llmgw at the head of their band. A waiting request costs the engine nothing to cancel; it is served later, once. Off: what a stale view of the engine let through stays in its queue.",
+              default: true,
+            },
           },
           { default: {} },
         ),

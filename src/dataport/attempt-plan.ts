@@ -1,7 +1,7 @@
 import { LlmgwError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { UsageRecord } from '../messages/accounting.js';
-import type { EndpointState, EndpointTable, Lease } from '../router/endpoint-table.js';
+import type { EndpointState, EndpointTable, Lease, LeaseRole } from '../router/endpoint-table.js';
 import type { RetryBudget } from '../router/retry-budget.js';
 import type { PrefixIndex } from '../router/scheduler/prefix-index.js';
 import type { Scheduler } from '../router/scheduler/scheduler.js';
@@ -53,8 +53,12 @@ export class AttemptPlan {
     private readonly prefix: Float64Array | null,
     private readonly session: string | null,
     private readonly record: UsageRecord,
-    /** Whether the request is of the first admission band: it then goes where it finds the most room. */
-    private readonly firstBand = false,
+    /**
+     * What the request is to admission. Of the first band, it goes where it finds the most
+     * room, and lower-band requests it would wait behind there are recalled; recallable,
+     * it may be one of those.
+     */
+    private readonly role: LeaseRole = 'plain',
   ) {
     deps.budget.entered();
   }
@@ -90,9 +94,22 @@ export class AttemptPlan {
       record.endpoint = ep.id;
       record.modelServed = model;
       record.fallback = this.model > 0;
-      return deps.table.lease(ep, now, this.firstBand);
+      // Before its lease counts it: what is beyond the engine's batch is counted without it.
+      if (this.role === 'first-band') this.route.admission?.makeWay(ep, now);
+      return deps.table.lease(ep, now, this.role);
     }
     return null;
+  }
+
+  /**
+   * The attempt on `lease` was recalled before its first token (`Admission.makeWay`): it
+   * is not an attempt that failed, so its endpoint may be picked again and no retry is
+   * counted.
+   */
+  recalled(lease: Lease): void {
+    const at = this.tried.lastIndexOf(lease.endpoint);
+    if (at !== -1) this.tried.splice(at, 1);
+    this.record.attempts = this.tried.length;
   }
 
   /** The attempt on `lease` failed before anything reached the client. */
@@ -163,7 +180,7 @@ export class AttemptPlan {
 
   private request(model: string, now: number): RouteRequest {
     // Admission's adaptive limit is the entry model's; a fallback's engines of unknown size are not compared.
-    const room = this.firstBand ? { unknownCapacity: model === this.route.chain[0] ? (this.route.admission?.adaptiveLimit ?? null) : null } : null;
+    const room = this.role === 'first-band' ? { unknownCapacity: model === this.route.chain[0] ? (this.route.admission?.adaptiveLimit ?? null) : null } : null;
     return { model, prefix: this.prefix, session: this.session, tried: this.tried, now, room };
   }
 }

@@ -95,7 +95,13 @@ export type Outcome =
   /** The client had part of the answer when the engine failed; the response is ended. */
   | { kind: 'broken'; error: LlmgwError; ttftMs: number; relayed: Relayed | null }
   /** The client went away; the engine's request was cancelled. */
-  | { kind: 'gone'; ttftMs: number | null; relayed: Relayed | null };
+  | { kind: 'gone'; ttftMs: number | null; relayed: Relayed | null }
+  /**
+   * Admission took the request back from the engine before its first token, to make way
+   * for a first-band request (`Admission.makeWay`): nothing reached the client and
+   * nothing was generated; it is to be queued again and sent anew.
+   */
+  | { kind: 'recalled' };
 
 const PASSED_HEADERS = ['content-type'] as const;
 /** The event that ends an OpenAI stream, as vLLM and SGLang write it. */
@@ -107,7 +113,12 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
   const { res } = f;
   const abort = new AbortSwitch();
   let timedOut = false;
+  let recalled = false;
   let cutWith: LlmgwError | null = null;
+  lease.whenRecalled(() => {
+    recalled = true;
+    abort.abort();
+  });
   // A client that goes away cancels the engine's work at once (it frees KV blocks).
   const stopWatching = onClientGone(f.req, res, () => {
     if (!res.writableFinished) abort.abort();
@@ -132,6 +143,10 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
   };
 
   const early = (err: unknown): Outcome => {
+    if (recalled) {
+      lease.abandoned();
+      return { kind: 'recalled' };
+    }
     if (timedOut) {
       lease.failed(Date.now());
       const e = new LlmgwError('LLMGW_UPSTREAM_TIMEOUT', `endpoint ${lease.id} sent no first token within ${f.firstTokenTimeoutMs} ms`);
@@ -270,6 +285,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     const status = upstream.statusCode;
     const body = upstream.body;
     if (status >= 400) {
+      lease.started();
       const text = await readText(body).catch(() => '');
       // Cut, timed out or left while the error body was read: that, not the engine's status, is the ending.
       if (abort.aborted) return early(null);
@@ -284,6 +300,9 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     } catch (err) {
       return early(err);
     }
+    // Recalled as its first chunk came: what the engine sent is dropped, the request goes again.
+    if (recalled) return early(null);
+    lease.started();
     clearTimeout(firstToken);
     // An engine that answers a stream request with JSON anyway has its answer relayed as it is.
     if (f.collect && status === 200 && String(upstream.headers['content-type']).startsWith('text/event-stream')) return await collect(body, chunks, first);

@@ -42,6 +42,12 @@ export interface RequestContext {
   band: number;
   /** admit: the request's share of capacity, null when admission is off. */
   permit: Permit | null;
+  /**
+   * admit: queues the request again after an engine gave it back (`Admission.makeWay`),
+   * with `permit` replaced once it is released; false when it will not be sent (its
+   * client left, or the queue refused it and answered). Null when admission is off.
+   */
+  readmit: (() => Promise<boolean>) | null;
   /** schedule: chained block hashes of the prompt's head, or null. */
   prefix: Float64Array | null;
   /** schedule: session key, or null. */

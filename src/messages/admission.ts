@@ -8,6 +8,8 @@ export interface BandStats {
   shed: number;
   timedOut: number;
   cancelled: number;
+  /** Admitted, then taken back from an engine before their first token to make way for the first band, and queued again. */
+  recalled: number;
 }
 
 export interface BandView extends BandStats {

@@ -94,6 +94,14 @@ export interface EndpointState extends EndpointSpec {
    * first-band request could find queued ahead of it inside the engine.
    */
   topInflight: number;
+  /**
+   * Lower-band requests sent to the engine that have shown no first token yet, oldest
+   * first: in an engine that serves its queue first come, first served, those waiting
+   * are the newest of them, and a first-band request sent there would wait behind them
+   * (`Admission.makeWay`). Only requests whose first token the router sees join it.
+   * Written only through a `Lease`.
+   */
+  readonly unstarted: Lease[];
   /** When a scrape between polls was last asked for (`EndpointTable.touched`). */
   refreshAskedAt: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
@@ -152,6 +160,7 @@ export class EndpointTable {
       downSince: null,
       inflight: 0,
       topInflight: 0,
+      unstarted: [],
       refreshAskedAt: -Infinity,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
@@ -274,8 +283,8 @@ export class EndpointTable {
    * changes an endpoint's state only through leases, so the in-flight count, the
    * in-flight log and the breaker's trial cannot be left unbalanced by a missed path.
    */
-  lease(ep: EndpointState, now: number, firstBand = false): Lease {
-    return new Lease(ep, now, firstBand, this);
+  lease(ep: EndpointState, now: number, role: LeaseRole = 'plain'): Lease {
+    return new Lease(ep, now, role, this);
   }
 
   /** The longest context among the model's ready endpoints; null while none has listed one. */
@@ -388,6 +397,13 @@ function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: nu
 }
 
 /**
+ * What a lease's request is to admission: of the first band (`topInflight` counts it);
+ * of a lower band, with a first token the router will see, so that it can be recalled
+ * until then (`unstarted`); or neither.
+ */
+export type LeaseRole = 'first-band' | 'recallable' | 'plain';
+
+/**
  * One request's hold on one endpoint. Exactly one of `succeeded`, `failed` or
  * `abandoned` reports the outcome to the endpoint's health (or none, when the verdict is
  * left to someone who knows more: see the poison rule in the data port), and `release`
@@ -396,18 +412,21 @@ function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: nu
 export class Lease {
   private reported = false;
   private released = false;
+  private onRecall: (() => void) | null = null;
 
   constructor(
     readonly endpoint: EndpointState,
-    now: number,
-    private readonly firstBand = false,
+    /** When the request was sent (ms). */
+    readonly sentAt: number,
+    private readonly role: LeaseRole = 'plain',
     private readonly table: Pick<EndpointTable, 'touched'> | null = null,
   ) {
     endpoint.inflight++;
-    if (firstBand) endpoint.topInflight++;
-    endpoint.inflightLog.started(now);
-    table?.touched(endpoint, now);
-    endpoint.health.begin(now);
+    if (role === 'first-band') endpoint.topInflight++;
+    if (role === 'recallable') endpoint.unstarted.push(this);
+    endpoint.inflightLog.started(sentAt);
+    table?.touched(endpoint, sentAt);
+    endpoint.health.begin(sentAt);
   }
 
   get id(): string {
@@ -416,6 +435,28 @@ export class Lease {
 
   get http(): Pool {
     return this.endpoint.http;
+  }
+
+  /** What `recall` does: the attempt holding the lease cancels its request. */
+  whenRecalled(cancel: () => void): void {
+    this.onRecall = cancel;
+  }
+
+  /** The engine sent its first token (or answered): the request can no longer be recalled. */
+  started(): void {
+    this.leaveUnstarted();
+  }
+
+  /**
+   * Takes the request back from the engine before its first token; false when it can no
+   * longer be. The hold ends at once: the engine drops a cancelled request it has not
+   * begun, and what counts the engine's load must not wait for the attempt to unwind.
+   */
+  recall(now: number): boolean {
+    if (this.released || !this.leaveUnstarted() || this.onRecall === null) return false;
+    this.release(now);
+    this.onRecall();
+    return true;
   }
 
   succeeded(): void {
@@ -435,9 +476,19 @@ export class Lease {
     if (this.released) return;
     this.released = true;
     this.endpoint.inflight--;
-    if (this.firstBand) this.endpoint.topInflight--;
+    if (this.role === 'first-band') this.endpoint.topInflight--;
+    this.leaveUnstarted();
     this.endpoint.inflightLog.ended(now);
     this.table?.touched(this.endpoint, now);
+  }
+
+  private leaveUnstarted(): boolean {
+    if (this.role !== 'recallable') return false;
+    const list = this.endpoint.unstarted;
+    const at = list.indexOf(this);
+    if (at === -1) return false;
+    list.splice(at, 1);
+    return true;
   }
 
   private report(): boolean {

@@ -57,7 +57,7 @@ test('a full band refuses its newcomers with 429; other bands are unaffected', (
   const p = ticket('p', 0);
   q.push(p);
   assert.is(p.result, 'waiting');
-  assert.equal(q.stats().find((s) => s.band === 'bronze'), { band: 'bronze', queued: 3, admitted: 0, shed: 1, timedOut: 0, cancelled: 0 });
+  assert.equal(q.stats().find((s) => s.band === 'bronze'), { band: 'bronze', queued: 3, admitted: 0, shed: 1, timedOut: 0, cancelled: 0, recalled: 0 });
 });
 
 test('a full room sheds the lowest band first: its newest request makes way; with nothing lower the newcomer is refused', () => {

@@ -22,6 +22,7 @@ const CFG: AdmissionConfig = {
   max_queued: 1_000,
   aging_ms: 60_000,
   prefill_tokens_per_replica: 0,
+  recall: true,
 };
 
 const TOP = { inTransit: 0, first: true, slowStart: true, limit: 4 };

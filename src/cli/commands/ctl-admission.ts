@@ -29,7 +29,7 @@ export class CtlAdmissionCommand extends AdminViewCommand<AdmissionView> {
 }
 
 export function renderAdmission(models: ModelAdmissionStats[]): string {
-  const rows = [['MODEL', 'BAND', 'QUEUED', 'OLDEST', 'ADMITTED', 'SHED', 'TIMED-OUT', 'CANCELLED', 'WAITS BECAUSE']];
+  const rows = [['MODEL', 'BAND', 'QUEUED', 'OLDEST', 'ADMITTED', 'SHED', 'TIMED-OUT', 'CANCELLED', 'RECALLED', 'WAITS BECAUSE']];
   for (const m of models) {
     for (const b of m.bands) {
       rows.push([
@@ -41,6 +41,7 @@ export function renderAdmission(models: ModelAdmissionStats[]): string {
         String(b.shed),
         String(b.timedOut),
         String(b.cancelled),
+        String(b.recalled),
         b.held ?? '',
       ]);
     }

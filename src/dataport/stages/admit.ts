@@ -42,11 +42,16 @@ export function admitStage(deps: AdmitDeps): Stage {
         if (!permit) return;
       }
       ctx.permit = permit;
+      ctx.readmit = async () => {
+        const back = await queue(ctx, admission, tokens, permit);
+        if (back) ctx.permit = permit = back;
+        return back !== null;
+      };
       try {
         await next();
       } finally {
         // Whatever the ending, the request no longer holds capacity: those waiting may go.
-        permit.release(Date.now());
+        permit?.release(Date.now());
       }
     },
   };
@@ -73,23 +78,27 @@ async function tokensToPrefill(ctx: RequestContext, deps: AdmitDeps): Promise<nu
   return Math.ceil(Math.max(0, text.length - cached) / 4);
 }
 
-/** Waits in the admission queue; the permit when released, null when the request was answered (shed, timed out) or its client left. */
-async function queue(ctx: RequestContext, admission: Admission, tokens: number): Promise<Permit | null> {
+/**
+ * Waits in the admission queue; the permit when released, null when the request was
+ * answered (shed, timed out) or its client left. `recalled`: the permit of a request an
+ * engine gave back, which rejoins at the head of its band (`Admission.rejoin`).
+ */
+async function queue(ctx: RequestContext, admission: Admission, tokens: number, recalled?: Permit | null): Promise<Permit | null> {
   const { req, res, record } = ctx;
   const left = new AbortController();
   const stopWatching = onClientGone(req, res, () => left.abort());
   const queuedAt = performance.now();
   let permit: Permit | null;
   try {
-    permit = await admission.wait(ctx.band, Date.now(), left.signal, tokens, seenAs(ctx));
+    permit = await (recalled ? admission.rejoin(recalled, left.signal) : admission.wait(ctx.band, Date.now(), left.signal, tokens, seenAs(ctx)));
   } catch (err) {
-    record.queueMs = performance.now() - queuedAt;
+    record.queueMs += performance.now() - queuedAt;
     refuse(ctx, LlmgwError.from(err), null, { 'retry-after': '1' });
     return null;
   } finally {
     stopWatching();
   }
-  record.queueMs = performance.now() - queuedAt;
+  record.queueMs += performance.now() - queuedAt;
   if (left.signal.aborted) {
     // The client went away while queued (or just as it was released): nobody to answer.
     // A response already ended was answered while queued (shutdown's cut), which the record keeps.

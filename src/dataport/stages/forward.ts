@@ -77,6 +77,13 @@ export function forwardStage(router: RouterConfig, gate: TenancyGate | null): St
         // attempt() counted it in the endpoint's in-flight before its first await.
         ctx.permit?.dispatched();
         const outcome = await sending;
+        if (outcome.kind === 'recalled') {
+          plan.recalled(lease);
+          // Queued again; sent once released, unless its client left or the queue answered it.
+          if (await ctx.readmit!()) continue;
+          if (res.writableEnded) return;
+          return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
+        }
         if (outcome.kind === 'failed') {
           plan.failed(lease, outcome.error, outcome.suspect, Date.now());
           if (outcome.retry && !res.writableEnded && !clientGone(req, res)) {

@@ -1,4 +1,5 @@
 import type { PrefixConfig } from '../../config/types.js';
+import type { LeaseRole } from '../../router/endpoint-table.js';
 import type { CpuRunner } from '../../runtime/index.js';
 import { hashPrefix } from '../../tasks/prefix-hash.js';
 import { AttemptPlan, type PlanDeps } from '../attempt-plan.js';
@@ -26,7 +27,7 @@ export function scheduleStage(deps: PlanDeps, prefix: PrefixConfig, cpu: CpuRunn
       // Admission's pacing may have hashed the prompt already.
       ctx.prefix = ctx.profile.usesPrefix ? (ctx.prefix ?? (await hashPromptHead(ctx, prefix, cpu))) : null;
       ctx.session = sessionKey(ctx.req, ctx.body);
-      const plan = new AttemptPlan(deps, ctx.route, ctx.profile, ctx.prefix, ctx.session, ctx.record, ctx.band === 0);
+      const plan = new AttemptPlan(deps, ctx.route, ctx.profile, ctx.prefix, ctx.session, ctx.record, leaseRole(ctx));
       ctx.plan = plan;
       try {
         await next();
@@ -35,4 +36,14 @@ export function scheduleStage(deps: PlanDeps, prefix: PrefixConfig, cpu: CpuRunn
       }
     },
   };
+}
+
+/**
+ * The first band's requests make way; lower bands' may be recalled where admission can
+ * queue them again and the router sees their first token (an answer sent whole shows
+ * none before its last).
+ */
+function leaseRole(ctx: RequestContext): LeaseRole {
+  if (ctx.band === 0) return 'first-band';
+  return ctx.readmit !== null && (ctx.stream || ctx.collect) ? 'recallable' : 'plain';
 }

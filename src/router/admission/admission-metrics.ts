@@ -1,4 +1,4 @@
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { Admission } from './admission.js';
 
 /** Queue depth per model and band, read when Prometheus scrapes. */
@@ -23,6 +23,16 @@ export function admissionMetrics(admissions: ReadonlyMap<string, Admission>): Re
       this.reset();
       const now = Date.now();
       for (const a of admissions.values()) this.set({ model: a.model }, a.saturated(now) === null ? 0 : 1);
+    },
+  });
+  new Counter({
+    name: 'llmgw_admission_recalled_total',
+    help: 'Requests taken back from an engine before their first token to make way for the first band, and queued again',
+    labelNames: ['model', 'band'],
+    registers: [registry],
+    collect(this: Counter<'model' | 'band'>) {
+      this.reset();
+      for (const a of admissions.values()) for (const b of a.queue.stats()) if (b.recalled > 0) this.inc({ model: a.model, band: b.band }, b.recalled);
     },
   });
   return registry;

@@ -33,7 +33,7 @@ export class AdmissionQueue {
   ) {
     this.queues = bands.map(() => []);
     this.heads = bands.map(() => 0);
-    this.counts = bands.map(() => ({ admitted: 0, shed: 0, timedOut: 0, cancelled: 0 }));
+    this.counts = bands.map(() => ({ admitted: 0, shed: 0, timedOut: 0, cancelled: 0, recalled: 0 }));
   }
 
   get length(): number {
@@ -56,6 +56,21 @@ export class AdmissionQueue {
     if (this.size >= this.maxQueued && !this.makeRoom(t.band)) return this.shed(t, `'${this.model}' has ${this.size} requests waiting for capacity, none of a lower band than ${band.name}`);
     this.queues[t.band]!.push(t);
     this.size++;
+  }
+
+  /**
+   * Puts `t` back in its band, before every request that arrived after it: a request
+   * that was admitted and recalled from an engine (`Admission.rejoin`), usually the head
+   * again. It was accepted once, so no limit sheds it now.
+   */
+  rejoin(t: Ticket): void {
+    const b = t.band;
+    const q = this.queues[b]!;
+    let at = this.heads[b]!;
+    while (at < q.length && q[at]!.enqueuedAt <= t.enqueuedAt) at++;
+    q.splice(at, 0, t);
+    this.size++;
+    this.counts[b]!.recalled++;
   }
 
   /** The band whose head goes next (aging counted), or -1 when none waits. */

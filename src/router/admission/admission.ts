@@ -4,6 +4,7 @@ import type { EndpointState, EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { needsPacing, PrefillPacing } from './prefill-pacing.js';
+import { recallCount } from './recall.js';
 import { saturation, servingPriority, servingReplicas, usable, type Saturation } from './saturation.js';
 
 /**
@@ -104,7 +105,7 @@ export class Admission {
     if (this.holdReason(band, now, promptTokens) !== null) return null;
     this.queue.admittedDirectly(band);
     if (band === 0) this.admittedTop(now);
-    return this.permit(band, false, now, promptTokens, seen);
+    return this.permit(band, null, now, promptTokens, seen);
   }
 
   /**
@@ -114,13 +115,48 @@ export class Admission {
    * transit until its permit says it was `dispatched` (or is released).
    */
   wait(band: number, now: number, signal: AbortSignal, promptTokens = 0, seen: FirstTokenSeen = 'streamed'): Promise<Permit | null> {
+    return this.enqueue(band, now, signal, promptTokens, seen, false);
+  }
+
+  /**
+   * A request recalled from an engine before its first token (`makeWay`) waits again,
+   * at the head of its band and as of when it first arrived, so it goes before those
+   * that came after it and ages as it did. Its permit's hold ends once it is queued, so
+   * the capacity it frees may release it at once. Resolves as `wait` does; never shed.
+   */
+  rejoin(permit: Permit, signal: AbortSignal): Promise<Permit | null> {
+    const back = this.enqueue(permit.band, permit.since, signal, permit.promptTokens, permit.seen, true);
+    permit.release(Date.now());
+    return back;
+  }
+
+  /**
+   * A first-band request is about to be sent to `e`: the lower-band requests it would
+   * wait behind there, sent before the router knew the engine was full (its batch size
+   * unknown, a scrape out of date), are recalled (`recall.ts`) — each attempt cancels its
+   * request, which costs an engine nothing while the request only waits, and the request
+   * `rejoin`s the queue. Not where the engine orders its own queue by priority: there
+   * the first band goes ahead of them anyway. Returns how many were recalled.
+   */
+  makeWay(e: EndpointState, now: number): number {
+    if (!this.cfg.recall || e.enginePriority !== null) return 0;
+    const n = recallCount(e, now);
+    if (n === 0) return 0;
+    // The newest: the last to be sent are the furthest back in the engine's queue. Taken
+    // oldest first, so that they queue again in the order they came.
+    let recalled = 0;
+    for (const lease of e.unstarted.slice(-n)) if (lease.recall(now)) recalled++;
+    return recalled;
+  }
+
+  private enqueue(band: number, enqueuedAt: number, signal: AbortSignal, promptTokens: number, seen: FirstTokenSeen, rejoining: boolean): Promise<Permit | null> {
     return new Promise<Permit | null>((resolve, reject) => {
       const onAbort = (): void => {
         if (this.queue.cancel(ticket)) resolve(null);
       };
       const ticket: Ticket = {
         band,
-        enqueuedAt: now,
+        enqueuedAt,
         promptTokens,
         settle: (err: LlmgwError | null) => {
           signal.removeEventListener('abort', onAbort);
@@ -128,16 +164,18 @@ export class Admission {
           this.inTransit++;
           const at = Date.now();
           if (band === 0) this.admittedTop(at);
-          resolve(this.permit(band, true, at, promptTokens, seen));
+          resolve(this.permit(band, enqueuedAt, at, promptTokens, seen));
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(ticket);
+      if (rejoining) this.queue.rejoin(ticket);
+      else this.queue.push(ticket);
     });
   }
 
-  private permit(band: number, queued: boolean, now: number, promptTokens: number, seen: FirstTokenSeen): Permit {
-    const permit = new Permit(this, band, queued, now, this.startPrefill(band, promptTokens), seen);
+  /** `queuedAt`: when the request first queued; null: it was admitted at once. */
+  private permit(band: number, queuedAt: number | null, now: number, promptTokens: number, seen: FirstTokenSeen): Permit {
+    const permit = new Permit(this, band, queuedAt, now, promptTokens, this.startPrefill(band, promptTokens), seen);
     // Its first token unseen: its prefill is taken as done when a seen one's would be.
     // Before any was seen, it counts until its answer, which is then its first token.
     if (seen === 'whole' && permit.prefillTokens > 0 && this.streamedTtftMs !== null) this.unseen.push({ permit, doneAt: now + this.streamedTtftMs });
@@ -248,17 +286,22 @@ export class Permit {
   private inTransit: boolean;
   private released = false;
   private answered = false;
+  /** When the request first asked for admission: when it queued, else when it was admitted. */
+  readonly since: number;
 
   constructor(
     private readonly admission: Admission,
     readonly band: number,
-    queued: boolean,
+    queuedAt: number | null,
     private readonly admittedAt: number,
+    /** The prompt tokens the request was admitted with (0 where its band is not paced). */
+    readonly promptTokens: number,
     /** Prompt tokens counted as being prefilled until the first token; 0 when not paced. */
     private prefilling: number,
-    private readonly seen: FirstTokenSeen,
+    readonly seen: FirstTokenSeen,
   ) {
-    this.inTransit = queued;
+    this.inTransit = queuedAt !== null;
+    this.since = queuedAt ?? admittedAt;
   }
 
   /** Prompt tokens still counted as being prefilled. */

@@ -1,6 +1,7 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { EndpointState } from '../endpoint-table.js';
 import { admissionBacklog, occupancy } from '../load-estimate.js';
+import { recallCount } from './recall.js';
 
 /** Why a model's engines count as saturated, or null when they can take more now. */
 export type Saturation = string | null;
@@ -65,7 +66,7 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
     // Each band reads only its own rule's figures: this runs on every request.
     if (q.first) {
       // Free batch slots (a negative backlog) count as room too.
-      const ahead = waitingAheadOfTop(e, cfg.kv_ceiling);
+      const ahead = waitingAheadOfTop(e, cfg, now);
       waiting += Math.max(0, ahead);
       room += Math.max(0, target - ahead);
     } else {
@@ -99,11 +100,15 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
  * to hold it: it would wait behind them in llmgw's queue too, and held there it would
  * only lose the engine's next free slot. Counting them throttled an interactive client
  * on its own to twice what the engine was last seen running, a doubling per poll
- * interval: 1.2 s of queueing in the first seconds after a start.
+ * interval: 1.2 s of queueing in the first seconds after a start. Nor are the
+ * lower-band requests that sending it would recall (`Admission.makeWay`): held in llmgw
+ * for them, it would wait until the engine had served them.
  */
-function waitingAheadOfTop(e: EndpointState, kvCeiling: number): number {
-  const b = admissionBacklog(e, kvCeiling, 'idle');
-  return b <= 0 ? b : Math.min(b, Math.max(0, occupancy(e, 'idle') - e.topInflight));
+function waitingAheadOfTop(e: EndpointState, cfg: AdmissionConfig, now: number): number {
+  const b = admissionBacklog(e, cfg.kv_ceiling, 'idle');
+  if (b <= 0) return b;
+  const ahead = Math.min(b, Math.max(0, occupancy(e, 'idle') - e.topInflight));
+  return cfg.recall && e.enginePriority === null ? Math.max(0, ahead - recallCount(e, now)) : ahead;
 }
 
 /** The replicas taking traffic now: the usable ones of the highest usable priority. */

@@ -1,0 +1,208 @@
+// Recall: lower-band requests sent to an engine beyond its batch (a stale view let them
+// through) are taken back when a first-band request is sent there, so it starts at the
+// engine's next free slot instead of behind them, and each recalled request is queued
+// again and served once, with nothing lost or counted twice.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { request } from 'undici';
+import * as assert from 'uvu/assert';
+import { until } from '../support/until.js';
+import { suite } from '../support/uvu.js';
+import { startInProcess, type InProcessPort } from './in-process.js';
+
+const test = suite('recall: a first-band request does not wait behind an overfill (in-process data port, a first-come-first-served engine)');
+
+const chunk = (delta: object, finish: string | null = null): string =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+const USAGE = `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })}\n\n`;
+
+interface Held {
+  prompt: string;
+  res: ServerResponse;
+  done: boolean;
+}
+
+/**
+ * An engine that runs `batch` requests at once and queues the rest first come, first
+ * served, as vLLM's default policy does: a request gets its first token when it is
+ * scheduled, and its answer when the spec says so (`finish`). A request whose connection
+ * closes first is dropped from its queue or frees its slot.
+ */
+class FcfsEngine {
+  readonly arrivals: string[] = [];
+  readonly started: string[] = [];
+  readonly cancelled: string[] = [];
+  private readonly running: Held[] = [];
+  private readonly waiting: Held[] = [];
+
+  constructor(private readonly batch: number) {}
+
+  handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer): void => {
+    const body = JSON.parse(raw.toString('utf8')) as { messages: { content: string }[] };
+    const h: Held = { prompt: body.messages[0]!.content, res, done: false };
+    this.arrivals.push(h.prompt);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    res.on('close', () => {
+      if (h.done) return;
+      this.cancelled.push(h.prompt);
+      this.drop(this.waiting, h);
+      if (this.drop(this.running, h)) this.schedule();
+    });
+    this.waiting.push(h);
+    this.schedule();
+  };
+
+  get queued(): string[] {
+    return this.waiting.map((h) => h.prompt);
+  }
+
+  finish(prompt: string): void {
+    const h = this.running.find((r) => r.prompt === prompt);
+    if (!h) throw new Error(`'${prompt}' is not running (running: ${this.running.map((r) => r.prompt).join(', ')})`);
+    h.done = true;
+    this.drop(this.running, h);
+    h.res.end(chunk({ content: 'ok' }, 'stop') + USAGE + 'data: [DONE]\n\n');
+    this.schedule();
+  }
+
+  get runningNow(): string[] {
+    return this.running.map((h) => h.prompt);
+  }
+
+  isRunning(prompt: string): boolean {
+    return this.running.some((r) => r.prompt === prompt);
+  }
+
+  private schedule(): void {
+    while (this.running.length < this.batch && this.waiting.length > 0) {
+      const h = this.waiting.shift()!;
+      this.running.push(h);
+      this.started.push(h.prompt);
+      h.res.write(chunk({ role: 'assistant', content: '' }));
+    }
+  }
+
+  private drop(list: Held[], h: Held): boolean {
+    const at = list.indexOf(h);
+    if (at !== -1) list.splice(at, 1);
+    return at !== -1;
+  }
+}
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+function send(inProcess: InProcessPort, prompt: string, band: string, stream: boolean): Promise<Reply> {
+  return request(`${inProcess.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-llmgw-priority': band },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: prompt }], max_tokens: 2, stream }),
+  }).then(
+    async (r) => ({ status: r.statusCode, body: await r.body.text() }),
+    // A failed test closes the port under requests still out: their error is the reply, not an unhandled rejection.
+    (err: Error) => ({ status: 0, body: err.message }),
+  );
+}
+
+/**
+ * Five batch requests reach an engine of two slots while its metrics are not scraped
+ * yet (admission then holds nothing back below its stale limit); then a scrape shows
+ * what they did: two running, three queued, and the batch size as configured.
+ */
+async function overfill(inProcess: InProcessPort, engine: FcfsEngine): Promise<Promise<Reply>[]> {
+  const bronze: Promise<Reply>[] = [];
+  for (let i = 1; i <= 5; i++) {
+    bronze.push(send(inProcess, `b${i}`, 'bronze', false));
+    // One at a time, so the engine's queue holds them in a known order.
+    await until(() => engine.arrivals.length === i, `b${i} at the engine`);
+  }
+  assert.equal(engine.started, ['b1', 'b2']);
+  assert.equal(engine.queued, ['b3', 'b4', 'b5']);
+  inProcess.table.applyLoad('a', Date.now(), { running: 2, waiting: 3, kvUsage: 0.1 }, null);
+  return bronze;
+}
+
+function config(recall: boolean): string {
+  return `models: [{ name: m }]
+router:
+  admission: { priority_header: true, stale_inflight_per_replica: 100, recall: ${recall} }
+endpoints:
+  - { id: a, url: "http://127.0.0.1:9", models: [m], max_num_seqs: 2 }
+`;
+}
+
+test('the lower-band requests queued in the engine are recalled; the first-band request starts at the next free slot, and every recalled one is served once', async () => {
+  const engine = new FcfsEngine(2);
+  const inProcess = await startInProcess(config(true), { a: engine.handle });
+  try {
+    const bronze = await overfill(inProcess, engine);
+    const platinum = send(inProcess, 'p1', 'platinum', true);
+    await until(() => engine.arrivals.includes('p1') && engine.cancelled.length === 3, 'platinum sent, the three queued recalled');
+    assert.equal([...engine.cancelled].sort(), ['b3', 'b4', 'b5'], 'the queued ones, not the two running');
+    assert.equal(engine.queued, ['p1'], 'nothing of the lower band ahead of it; the recalled wait in llmgw while the engine is full');
+    const stats = inProcess.admissions!.get('m')!.queue.stats();
+    assert.is(stats[3]!.recalled, 3);
+    assert.is(stats[3]!.queued, 3, 'queued again in llmgw');
+
+    engine.finish('b1');
+    await until(() => engine.isRunning('p1'), 'platinum running');
+    assert.equal(engine.started.slice(2), ['p1'], 'platinum took the first free slot');
+    engine.finish('p1');
+    assert.is((await platinum).status, 200);
+
+    // Served as slots free: each recalled request exactly once more.
+    engine.finish('b2');
+    for (let served = 0; served < 3; served++) {
+      await until(() => engine.runningNow.length === 1, 'a recalled request running again');
+      engine.finish(engine.runningNow[0]!);
+    }
+    for (const r of await Promise.all(bronze)) {
+      assert.is(r.status, 200, r.body);
+      assert.is((JSON.parse(r.body) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, 'ok');
+    }
+    assert.equal(engine.arrivals.slice(0, 6), ['b1', 'b2', 'b3', 'b4', 'b5', 'p1']);
+    assert.equal(engine.arrivals.slice(6).sort(), ['b3', 'b4', 'b5'], 'sent again after the first-band request, once each');
+    await until(() => inProcess.records.length === 6, 'six usage records');
+    for (const r of inProcess.records) {
+      assert.is(r.status, 200, `${r.id}: ${r.error}`);
+      assert.is(r.attempts, 1, 'a recall is not a failed attempt');
+      assert.is(r.completionTokens, 2, 'charged once, from the answer served');
+    }
+    const e = inProcess.table.get('a')!;
+    assert.is(e.inflight, 0);
+    assert.equal(e.unstarted, []);
+    assert.is(e.health.consecutiveFailures, 0, 'a recall says nothing against the engine');
+    assert.is(e.health.blocked(Date.now()), null);
+  } finally {
+    await inProcess.close();
+  }
+});
+
+test('router.admission.recall: false leaves what was sent in the engine: the first-band request waits in llmgw behind it', async () => {
+  const engine = new FcfsEngine(2);
+  const inProcess = await startInProcess(config(false), { a: engine.handle });
+  try {
+    const bronze = await overfill(inProcess, engine);
+    const platinum = send(inProcess, 'p1', 'platinum', true);
+    await until(() => inProcess.admissions!.get('m')!.queue.depth(0) === 1, 'platinum held: three lower-band requests wait in the engine');
+    engine.finish('b1');
+    engine.finish('b2');
+    await until(() => engine.arrivals.includes('p1'), 'platinum sent once the engine queue is under the target');
+    assert.equal(engine.cancelled, []);
+    for (const b of ['b3', 'b4', 'b5', 'p1']) {
+      await until(() => engine.isRunning(b), `${b} running`);
+      engine.finish(b);
+    }
+    assert.equal(engine.started, ['b1', 'b2', 'b3', 'b4', 'b5', 'p1'], 'platinum started after every lower-band request sent before it');
+    assert.is((await platinum).status, 200);
+    for (const r of await Promise.all(bronze)) assert.is(r.status, 200, r.body);
+    assert.is(inProcess.admissions!.get('m')!.queue.stats()[3]!.recalled, 0);
+  } finally {
+    await inProcess.close();
+  }
+});
+
+test.run();
