@@ -461,13 +461,14 @@ function printResults(results: readonly CellResult[]): void {
         fmtRatio(bronzeRatio),
         bronze.errors === 0 ? `yes (${bronze.ok})` : `no: ${bronze.errorKinds.join(', ')}`,
         capacityText(run.capacity, run.bronze.startAt, slots, r.cell.sizeConfigured === true),
+        run.capacity.recalled === null ? '-' : String(run.capacity.recalled),
         fails.length === 0 ? '✓' : `✗ ${fails.join(', ')}`,
         failsOverFloor.length === 0 ? '✓' : `✗ ${failsOverFloor.join(', ')}`,
       ]);
     }
   }
   printTable(
-    ['cell', 'order', 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'budget', 'over floor'],
+    ['cell', 'order', 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'recalled', 'budget', 'over floor'],
     rows,
     2,
   );
@@ -479,6 +480,7 @@ function printResults(results: readonly CellResult[]): void {
       `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
       'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
       'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); "known" where the cell gives it in the config (endpoints[].max_num_seqs); "published" where llmgw read it from the engine (SGLang\'s /server_info).',
+      'recalled: lower-band requests taken back from an engine before their first token to make way for platinum (router.admission.recall), and queued again.',
       `${failing} of ${rows.length} runs outside the budget; ${failingOverFloor} once this machine's floor is taken out.`,
     ].join('\n'),
   );

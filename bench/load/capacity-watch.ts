@@ -10,11 +10,13 @@ export interface CapacitySeen {
   firstAt: Map<string, number>;
   /** Endpoint id → where the capacity came from at the end: engine (published), config, learnt or null. */
   from: Map<string, string | null>;
+  /** Requests recalled from an engine to make way for the first band, over every model and band (`/admin/v1/admission`); null: not read. */
+  recalled: number | null;
 }
 
 /** Polls every `everyMs` until stopped; a failed poll is skipped, the next one tries again. */
 export class CapacityWatch {
-  private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map(), from: new Map() };
+  private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map(), from: new Map(), recalled: null };
   private stopped = false;
   private readonly loop: Promise<void>;
 
@@ -43,11 +45,18 @@ export class CapacityWatch {
     }
   }
 
-  /** Stops polling after one last look. */
+  /** Stops polling after one last look, and reads how many requests were recalled. */
   async stop(): Promise<CapacitySeen> {
     this.stopped = true;
     await this.loop;
     await this.poll().catch(() => undefined);
+    this.seen.recalled = await this.recalled().catch(() => null);
     return this.seen;
+  }
+
+  private async recalled(): Promise<number> {
+    const res = await request(`${this.adminUrl}/admin/v1/admission`);
+    const body = (await res.body.json()) as { models?: { bands: { recalled: number }[] }[] };
+    return (body.models ?? []).reduce((sum, m) => sum + m.bands.reduce((s, b) => s + b.recalled, 0), 0);
   }
 }

@@ -1,6 +1,5 @@
 import * as assert from 'uvu/assert';
 import { AttemptPlan } from '../../src/dataport/attempt-plan.js';
-import type { AdmissionConfig } from '../../src/config/types.js';
 import { Admission } from '../../src/router/admission/admission.js';
 import type { ModelRoute } from '../../src/dataport/model-routes.js';
 import { LlmgwError } from '../../src/errors.js';
@@ -10,7 +9,7 @@ import { PrefixIndex } from '../../src/router/scheduler/prefix-index.js';
 import { buildProfiles } from '../../src/router/scheduler/profiles.js';
 import { Scheduler } from '../../src/router/scheduler/scheduler.js';
 import { createScorers } from '../../src/router/scheduler/scorers.js';
-import { tableOf } from '../router/helpers.js';
+import { ADMISSION, tableOf } from '../router/helpers.js';
 import { test } from '../support/uvu.js';
 
 const NOW = 1_000_000;
@@ -126,23 +125,7 @@ test('a first-band request goes to the replica with the most room, engines of un
   const { table, eps } = tableOf(2, (i) => ({ weight: i === 0 ? 100 : 1 }));
   const prefixIndex = new PrefixIndex(100);
   const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
-  const cfg: AdmissionConfig = {
-    enabled: true,
-    bands: [
-      { name: 'platinum', queue_limit: 10, queue_timeout_ms: 1_000 },
-      { name: 'bronze', queue_limit: 10, queue_timeout_ms: 1_000 },
-    ],
-    priority_header: true,
-    target_waiting_per_replica: 2,
-    reserved_share: 0,
-    kv_ceiling: 0.9,
-    stale_inflight_per_replica: 8,
-    max_queued: 100,
-    aging_ms: 10_000,
-    prefill_tokens_per_replica: 0,
-    recall: true,
-  };
-  const admission = new Admission('m', table, cfg, 5_000);
+  const admission = new Admission('m', table, ADMISSION, 5_000);
   const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission };
   const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
   const deps = { table, scheduler: new Scheduler(), prefixIndex, budget: new RetryBudget(20, 3), maxAttempts: 3 };
@@ -159,6 +142,28 @@ test('a first-band request goes to the replica with the most room, engines of un
   assert.is(admission.adaptiveLimit, 4);
   assert.is(pick(false), 'e0', 'lower bands: the scorers decide');
   assert.is(pick(true), 'e1', 'the first band: 3 free of 4, not 2');
+});
+
+test('a recalled attempt is no attempt: its endpoint may be tried again, no retry is spent, and it is not recalled twice', () => {
+  const { table, eps } = tableOf(1);
+  const prefixIndex = new PrefixIndex(100);
+  const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
+  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission: null };
+  const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
+  const budget = new RetryBudget(0, 0);
+  const plan = new AttemptPlan({ table, scheduler: new Scheduler(), prefixIndex, budget, maxAttempts: 1 }, route, profile, null, null, record, 'collected-lower');
+  const first = plan.next(NOW)!;
+  assert.equal(eps[0]!.recallable, [first]);
+  first.whenRecalled(() => undefined);
+  assert.ok(first.recall(NOW));
+  plan.recalled(first);
+  const again = plan.next(NOW);
+  assert.ok(again, 'the same endpoint, with one attempt allowed and no retry budget');
+  assert.is(record.attempts, 1);
+  assert.equal(eps[0]!.recallable, [], 'sent again, it keeps its place');
+  again.release(NOW);
+  plan.done(NOW);
+  assert.equal(budget.inFlight, { requests: 0, retries: 0 });
 });
 
 test('the budget grows with the requests in flight', () => {

@@ -1,7 +1,7 @@
 // Recall: lower-band requests sent to an engine beyond its batch (a stale view let them
-// through) are taken back when a first-band request is sent there, so it starts at the
-// engine's next free slot instead of behind them, and each recalled request is queued
-// again and served once, with nothing lost or counted twice.
+// through, or its size is unknown) are taken back when a first-band request is sent
+// there, so it finds a free slot instead of waiting behind them, and each recalled
+// request is queued again and served once, with nothing lost or counted twice.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
@@ -10,7 +10,7 @@ import { until } from '../support/until.js';
 import { suite } from '../support/uvu.js';
 import { startInProcess, type InProcessPort } from './in-process.js';
 
-const test = suite('recall: a first-band request does not wait behind an overfill (in-process data port, a first-come-first-served engine)');
+const test = suite('recall: a first-band request does not wait behind lower-band requests (in-process data port, a first-come-first-served engine)');
 
 const chunk = (delta: object, finish: string | null = null): string =>
   `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
@@ -125,6 +125,18 @@ async function overfill(inProcess: InProcessPort, engine: FcfsEngine): Promise<P
   return bronze;
 }
 
+/** What the engine and the router hold, for a failure's message. */
+function stateOf(inProcess: InProcessPort, engine: FcfsEngine): string {
+  const e = inProcess.table.get('a')!;
+  const admission = inProcess.admissions!.get('m')!;
+  return JSON.stringify({
+    engine: { arrivals: engine.arrivals, started: engine.started, cancelled: engine.cancelled, queued: engine.queued, running: engine.runningNow },
+    endpoint: { inflight: e.inflight, inflightAtLoad: e.inflightAtLoad, load: e.load, scrapedMsAgo: Date.now() - e.loadAt! },
+    bronze: { ...admission.queue.stats()[3], held: admission.holdReason(3, Date.now()) },
+    records: inProcess.records.map((r) => `${r.status} ${r.error ?? ''}`),
+  });
+}
+
 function config(recall: boolean): string {
   return `models: [{ name: m }]
 router:
@@ -134,29 +146,28 @@ endpoints:
 `;
 }
 
-test('the lower-band requests queued in the engine are recalled; the first-band request starts at the next free slot, and every recalled one is served once', async () => {
+test('a first-band request sent to a full engine takes back the newest lower-band requests there and starts at once; each recalled one is served once', async () => {
   const engine = new FcfsEngine(2);
   const inProcess = await startInProcess(config(true), { a: engine.handle });
   try {
     const bronze = await overfill(inProcess, engine);
     const platinum = send(inProcess, 'p1', 'platinum', true);
-    await until(() => engine.arrivals.includes('p1') && engine.cancelled.length === 3, 'platinum sent, the three queued recalled');
-    assert.equal([...engine.cancelled].sort(), ['b3', 'b4', 'b5'], 'the queued ones, not the two running');
-    assert.equal(engine.queued, ['p1'], 'nothing of the lower band ahead of it; the recalled wait in llmgw while the engine is full');
-    const stats = inProcess.admissions!.get('m')!.queue.stats();
-    assert.is(stats[3]!.recalled, 3);
-    assert.is(stats[3]!.queued, 3, 'queued again in llmgw');
-
-    engine.finish('b1');
     await until(() => engine.isRunning('p1'), 'platinum running');
-    assert.equal(engine.started.slice(2), ['p1'], 'platinum took the first free slot');
+    assert.equal(engine.started.slice(0, 3), ['b1', 'b2', 'p1'], 'platinum took the slot of the newest running one');
+    assert.equal([...engine.cancelled].sort(), ['b2', 'b3', 'b4', 'b5'], 'the three queued, and the newest running one (collected: nothing of it had reached its client)');
+    assert.equal(engine.queued, [], 'nothing sent again while the engine is full');
+    const stats = inProcess.admissions!.get('m')!.queue.stats();
+    assert.is(stats[3]!.recalled, 4);
+    assert.is(stats[3]!.queued, 4, 'queued again in llmgw');
     engine.finish('p1');
     assert.is((await platinum).status, 200);
 
     // Served as slots free: each recalled request exactly once more.
-    engine.finish('b2');
-    for (let served = 0; served < 3; served++) {
-      await until(() => engine.runningNow.length === 1, 'a recalled request running again');
+    engine.finish('b1');
+    for (let served = 0; served < 4; served++) {
+      await until(() => engine.runningNow.length === 1, 'a recalled request running again').catch((err: Error) => {
+        throw new Error(`${err.message}; ${served} served again: ${stateOf(inProcess, engine)}`);
+      });
       engine.finish(engine.runningNow[0]!);
     }
     for (const r of await Promise.all(bronze)) {
@@ -164,16 +175,17 @@ test('the lower-band requests queued in the engine are recalled; the first-band 
       assert.is((JSON.parse(r.body) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, 'ok');
     }
     assert.equal(engine.arrivals.slice(0, 6), ['b1', 'b2', 'b3', 'b4', 'b5', 'p1']);
-    assert.equal(engine.arrivals.slice(6).sort(), ['b3', 'b4', 'b5'], 'sent again after the first-band request, once each');
+    assert.equal(engine.arrivals.slice(6), ['b2', 'b3', 'b4', 'b5'], 'sent again after the first-band request, once each, in the order they first came');
     await until(() => inProcess.records.length === 6, 'six usage records');
     for (const r of inProcess.records) {
       assert.is(r.status, 200, `${r.id}: ${r.error}`);
       assert.is(r.attempts, 1, 'a recall is not a failed attempt');
-      assert.is(r.completionTokens, 2, 'charged once, from the answer served');
+      assert.is(r.completionTokens, 2, 'charged once, for the answer served');
     }
     const e = inProcess.table.get('a')!;
     assert.is(e.inflight, 0);
-    assert.equal(e.unstarted, []);
+    assert.is(e.streaming, 0);
+    assert.equal(e.recallable, []);
     assert.is(e.health.consecutiveFailures, 0, 'a recall says nothing against the engine');
     assert.is(e.health.blocked(Date.now()), null);
   } finally {

@@ -1,3 +1,4 @@
+import type { AdmissionConfig } from '../../src/config/types.js';
 import { EndpointTable, type EndpointState } from '../../src/router/endpoint-table.js';
 
 export const HEALTH = { cooldownFailures: 2, cooldownMs: 1_000, breakerFailures: 5, openMs: 10_000, maxOpenMs: 60_000 };
@@ -15,3 +16,21 @@ export function tableOf(n: number, shape: (i: number) => Partial<EndpointState> 
   }
   return { table, eps };
 }
+
+/** Two bands, no reserve, no pacing: admission's rules with nothing else in the way. */
+export const ADMISSION: AdmissionConfig = {
+  enabled: true,
+  bands: [
+    { name: 'platinum', queue_limit: 100, queue_timeout_ms: 1_000 },
+    { name: 'bronze', queue_limit: 100, queue_timeout_ms: 1_000 },
+  ],
+  priority_header: true,
+  target_waiting_per_replica: 2,
+  reserved_share: 0,
+  kv_ceiling: 0.9,
+  stale_inflight_per_replica: 8,
+  max_queued: 1_000,
+  aging_ms: 60_000,
+  prefill_tokens_per_replica: 0,
+  recall: true,
+};

@@ -418,7 +418,7 @@ const schema: SchemaNode = object(
             recall: {
               type: 'boolean',
               description:
-                "Recall: when a request of the first band is sent to an engine that does not order its queue by priority, lower-band requests sent there that wait in the engine's queue ahead of it (no first token yet, beyond the engine's batch size, or stuck for several steps while the size is unknown) are cancelled there and queued again in llmgw at the head of their band. A waiting request costs the engine nothing to cancel; it is served later, once. Off: what a stale view of the engine let through stays in its queue.",
+                "Recall: when a request of the first band is sent to an engine that does not order its queue by priority and the router holds there as many requests as the engine has slots (its batch size, else the most it was seen running), the newest lower-band requests there are taken back until one slot is free for it — a streamed one until its first token, a collected one until its answer is sent — and queued again in llmgw at the head of their band. A request is taken back at most once; what the engine generated for it is lost and not charged. Off: an interactive request waits for the engine's next free slot.",
               default: true,
             },
           },

@@ -58,7 +58,7 @@ export class AttemptPlan {
      * room, and lower-band requests it would wait behind there are recalled; recallable,
      * it may be one of those.
      */
-    private readonly role: LeaseRole = 'plain',
+    private role: LeaseRole = 'plain',
   ) {
     deps.budget.entered();
   }
@@ -102,14 +102,16 @@ export class AttemptPlan {
   }
 
   /**
-   * The attempt on `lease` was recalled before its first token (`Admission.makeWay`): it
-   * is not an attempt that failed, so its endpoint may be picked again and no retry is
-   * counted.
+   * The attempt on `lease` was recalled (`Admission.makeWay`): it is not an attempt that
+   * failed, so its endpoint may be picked again and no retry is counted. A request is
+   * recalled at most once: sent again, it keeps its place, so that a steady first band
+   * cannot starve it, and what recalling wastes is one partial answer per request.
    */
   recalled(lease: Lease): void {
     const at = this.tried.lastIndexOf(lease.endpoint);
     if (at !== -1) this.tried.splice(at, 1);
     this.record.attempts = this.tried.length;
+    this.role = 'plain';
   }
 
   /** The attempt on `lease` failed before anything reached the client. */

@@ -97,9 +97,9 @@ export type Outcome =
   /** The client went away; the engine's request was cancelled. */
   | { kind: 'gone'; ttftMs: number | null; relayed: Relayed | null }
   /**
-   * Admission took the request back from the engine before its first token, to make way
-   * for a first-band request (`Admission.makeWay`): nothing reached the client and
-   * nothing was generated; it is to be queued again and sent anew.
+   * Admission took the request back from the engine to make way for a first-band request
+   * (`Admission.makeWay`), before its first token or while its answer was collected:
+   * nothing reached the client; it is to be queued again and sent anew.
    */
   | { kind: 'recalled' };
 
@@ -217,6 +217,9 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     // What the engine generated before it was stopped is charged, as a stream is for
     // what reached its client: the GPU did the work either way.
     const generated: Relayed = { events: answer.events, usage: answer.usage };
+    // Recalled while it was being collected: nothing reached the client, and it is sent
+    // anew. What the engine generated is not charged; an answer already whole is served.
+    if (recalled && !answer.complete) return early(null);
     if (spent) {
       body.destroy();
       lease.abandoned();
@@ -285,7 +288,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     const status = upstream.statusCode;
     const body = upstream.body;
     if (status >= 400) {
-      lease.started();
+      lease.started(false);
       const text = await readText(body).catch(() => '');
       // Cut, timed out or left while the error body was read: that, not the engine's status, is the ending.
       if (abort.aborted) return early(null);
@@ -302,7 +305,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     }
     // Recalled as its first chunk came: what the engine sent is dropped, the request goes again.
     if (recalled) return early(null);
-    lease.started();
+    lease.started(f.collect || f.stream);
     clearTimeout(firstToken);
     // An engine that answers a stream request with JSON anyway has its answer relayed as it is.
     if (f.collect && status === 200 && String(upstream.headers['content-type']).startsWith('text/event-stream')) return await collect(body, chunks, first);

@@ -75,11 +75,18 @@ export interface EndpointState extends EndpointSpec {
   /** Consecutive scrapes that showed requests waiting. */
   queuedScrapes: number;
   /**
-   * The most requests a scrape has shown the engine running at once: batch slots known
-   * to exist while `batchCapacity` is not learnt, so requests sent beyond them count as
-   * waiting. Forgotten with the capacity when the engine restarts.
+   * The most requests the engine was seen running at once — by a scrape, or by the router
+   * itself as requests streaming tokens from it (`streaming`): batch slots known to exist
+   * while `batchCapacity` is not learnt, so requests sent beyond them count as waiting.
+   * Forgotten with the capacity when the engine restarts.
    */
   peakRunning: number;
+  /**
+   * The router's requests the engine is streaming tokens for (first token seen, not
+   * ended): it runs at least these, whatever its last scrape says. Written only through a
+   * `Lease`.
+   */
+  streaming: number;
   /** The engine's mean step time (ms) between its last two scrapes, from its inter-token latency; null until seen. */
   stepMs: number | null;
   /** When a ready endpoint last turned not ready; null while ready (or never ready yet). */
@@ -95,13 +102,13 @@ export interface EndpointState extends EndpointSpec {
    */
   topInflight: number;
   /**
-   * Lower-band requests sent to the engine that have shown no first token yet, oldest
-   * first: in an engine that serves its queue first come, first served, those waiting
-   * are the newest of them, and a first-band request sent there would wait behind them
-   * (`Admission.makeWay`). Only requests whose first token the router sees join it.
-   * Written only through a `Lease`.
+   * Lower-band requests sent to the engine that it can still be made to give back,
+   * oldest first: streamed ones until their first token, collected ones until their
+   * answer is sent (nothing of it has reached the client). A first-band request sent
+   * there takes back the newest of them where it would find no free slot
+   * (`Admission.makeWay`). Written only through a `Lease`.
    */
-  readonly unstarted: Lease[];
+  readonly recallable: Lease[];
   /** When a scrape between polls was last asked for (`EndpointTable.touched`). */
   refreshAskedAt: number;
   /** No new requests; those in flight finish. Set when an update removes the endpoint. */
@@ -156,11 +163,12 @@ export class EndpointTable {
       batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
       peakRunning: 0,
+      streaming: 0,
       stepMs: null,
       downSince: null,
       inflight: 0,
       topInflight: 0,
-      unstarted: [],
+      recallable: [],
       refreshAskedAt: -Infinity,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
@@ -397,11 +405,11 @@ function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: nu
 }
 
 /**
- * What a lease's request is to admission: of the first band (`topInflight` counts it);
- * of a lower band, with a first token the router will see, so that it can be recalled
- * until then (`unstarted`); or neither.
+ * What a lease's request is to admission: of the first band (`topInflight` counts it); of
+ * a lower band and recallable (`recallable`) — streamed, until its first token; collected,
+ * until its answer is sent; or neither.
  */
-export type LeaseRole = 'first-band' | 'recallable' | 'plain';
+export type LeaseRole = 'first-band' | 'streamed-lower' | 'collected-lower' | 'plain';
 
 /**
  * One request's hold on one endpoint. Exactly one of `succeeded`, `failed` or
@@ -412,6 +420,7 @@ export type LeaseRole = 'first-band' | 'recallable' | 'plain';
 export class Lease {
   private reported = false;
   private released = false;
+  private streaming = false;
   private onRecall: (() => void) | null = null;
 
   constructor(
@@ -423,7 +432,7 @@ export class Lease {
   ) {
     endpoint.inflight++;
     if (role === 'first-band') endpoint.topInflight++;
-    if (role === 'recallable') endpoint.unstarted.push(this);
+    if (role === 'streamed-lower' || role === 'collected-lower') endpoint.recallable.push(this);
     endpoint.inflightLog.started(sentAt);
     table?.touched(endpoint, sentAt);
     endpoint.health.begin(sentAt);
@@ -442,18 +451,27 @@ export class Lease {
     this.onRecall = cancel;
   }
 
-  /** The engine sent its first token (or answered): the request can no longer be recalled. */
-  started(): void {
-    this.leaveUnstarted();
+  /**
+   * The engine sent its first token (or answered). A streamed request can no longer be
+   * recalled. `tokens`: tokens stream from here on (not an answer sent whole), so the
+   * engine runs it until it ends.
+   */
+  started(tokens: boolean): void {
+    if (this.role === 'streamed-lower') this.leaveRecallable();
+    if (!tokens || this.streaming || this.released) return;
+    this.streaming = true;
+    const e = this.endpoint;
+    if (++e.streaming > e.peakRunning) e.peakRunning = e.streaming;
   }
 
   /**
-   * Takes the request back from the engine before its first token; false when it can no
-   * longer be. The hold ends at once: the engine drops a cancelled request it has not
-   * begun, and what counts the engine's load must not wait for the attempt to unwind.
+   * Takes the request back from the engine before anything of its answer reached the
+   * client; false when it can no longer be. The hold ends at once: the engine frees a
+   * cancelled request's slot, and what counts the engine's load must not wait for the
+   * attempt to unwind.
    */
   recall(now: number): boolean {
-    if (this.released || !this.leaveUnstarted() || this.onRecall === null) return false;
+    if (this.released || this.onRecall === null || !this.leaveRecallable()) return false;
     this.release(now);
     this.onRecall();
     return true;
@@ -477,14 +495,14 @@ export class Lease {
     this.released = true;
     this.endpoint.inflight--;
     if (this.role === 'first-band') this.endpoint.topInflight--;
-    this.leaveUnstarted();
+    if (this.streaming) this.endpoint.streaming--;
+    this.leaveRecallable();
     this.endpoint.inflightLog.ended(now);
     this.table?.touched(this.endpoint, now);
   }
 
-  private leaveUnstarted(): boolean {
-    if (this.role !== 'recallable') return false;
-    const list = this.endpoint.unstarted;
+  private leaveRecallable(): boolean {
+    const list = this.endpoint.recallable;
     const at = list.indexOf(this);
     if (at === -1) return false;
     list.splice(at, 1);

@@ -1,29 +1,13 @@
 import { test } from '../../support/uvu.js';
 import * as assert from 'uvu/assert';
-import type { AdmissionConfig } from '../../../src/config/types.js';
 import { Admission, type Permit } from '../../../src/router/admission/admission.js';
 import { saturation } from '../../../src/router/admission/saturation.js';
 import { EndpointTable, type EndpointState } from '../../../src/router/endpoint-table.js';
-import { HEALTH, tableOf } from '../helpers.js';
+import { ADMISSION, HEALTH, tableOf } from '../helpers.js';
 
 const NOW = 1_000_000;
 const STALE = 5_000;
-const CFG: AdmissionConfig = {
-  enabled: true,
-  bands: [
-    { name: 'platinum', queue_limit: 100, queue_timeout_ms: 1_000 },
-    { name: 'bronze', queue_limit: 100, queue_timeout_ms: 1_000 },
-  ],
-  priority_header: true,
-  target_waiting_per_replica: 2,
-  reserved_share: 0,
-  kv_ceiling: 0.9,
-  stale_inflight_per_replica: 8,
-  max_queued: 1_000,
-  aging_ms: 60_000,
-  prefill_tokens_per_replica: 0,
-  recall: true,
-};
+const CFG = ADMISSION;
 
 const TOP = { inTransit: 0, first: true, slowStart: true, limit: 4 };
 const fresh = (waiting: number, kvUsage = 0.2) => ({ load: { waiting, running: 4, kvUsage }, loadAt: NOW - 100 });

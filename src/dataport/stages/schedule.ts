@@ -40,10 +40,12 @@ export function scheduleStage(deps: PlanDeps, prefix: PrefixConfig, cpu: CpuRunn
 
 /**
  * The first band's requests make way; lower bands' may be recalled where admission can
- * queue them again and the router sees their first token (an answer sent whole shows
- * none before its last).
+ * queue them again: a streamed one until its first token, a collected one until its
+ * answer is sent. An answer the engine sends whole cannot be: the router would not know
+ * whether the engine had begun it.
  */
 function leaseRole(ctx: RequestContext): LeaseRole {
   if (ctx.band === 0) return 'first-band';
-  return ctx.readmit !== null && (ctx.stream || ctx.collect) ? 'recallable' : 'plain';
+  if (ctx.readmit === null) return 'plain';
+  return ctx.stream ? 'streamed-lower' : ctx.collect ? 'collected-lower' : 'plain';
 }

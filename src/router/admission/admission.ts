@@ -119,10 +119,10 @@ export class Admission {
   }
 
   /**
-   * A request recalled from an engine before its first token (`makeWay`) waits again,
-   * at the head of its band and as of when it first arrived, so it goes before those
-   * that came after it and ages as it did. Its permit's hold ends once it is queued, so
-   * the capacity it frees may release it at once. Resolves as `wait` does; never shed.
+   * A request recalled from an engine (`makeWay`) waits again, before every request of
+   * its band that came after it and as of when it first came, so it ages as it did. Its
+   * permit's hold ends once it is queued, so the capacity it frees may release it at
+   * once. Resolves as `wait` does; never shed.
    */
   rejoin(permit: Permit, signal: AbortSignal): Promise<Permit | null> {
     const back = this.enqueue(permit.band, permit.since, signal, permit.promptTokens, permit.seen, true);
@@ -131,21 +131,18 @@ export class Admission {
   }
 
   /**
-   * A first-band request is about to be sent to `e`: the lower-band requests it would
-   * wait behind there, sent before the router knew the engine was full (its batch size
-   * unknown, a scrape out of date), are recalled (`recall.ts`) — each attempt cancels its
-   * request, which costs an engine nothing while the request only waits, and the request
-   * `rejoin`s the queue. Not where the engine orders its own queue by priority: there
-   * the first band goes ahead of them anyway. Returns how many were recalled.
+   * A first-band request is about to be sent to `e`. Where it would find no free slot
+   * there, the newest lower-band requests that can still be taken back (`recall.ts`) are
+   * recalled: each attempt cancels its request at the engine and `rejoin`s the queue.
+   * Not where the engine orders its own queue by priority. Returns how many were recalled.
    */
   makeWay(e: EndpointState, now: number): number {
     if (!this.cfg.recall || e.enginePriority !== null) return 0;
-    const n = recallCount(e, now);
+    const n = recallCount(e);
     if (n === 0) return 0;
-    // The newest: the last to be sent are the furthest back in the engine's queue. Taken
-    // oldest first, so that they queue again in the order they came.
+    // Taken oldest first, so that they queue again in the order they came.
     let recalled = 0;
-    for (const lease of e.unstarted.slice(-n)) if (lease.recall(now)) recalled++;
+    for (const lease of e.recallable.slice(-n)) if (lease.recall(now)) recalled++;
     return recalled;
   }
 

@@ -1,40 +1,22 @@
 import type { EndpointState } from '../endpoint-table.js';
 
 /**
- * A lower-band request with no first token after this many of the engine's steps is
- * taken to wait in its queue, not to be prefilling: an admitted request has its first
- * token within a step or two, and prefill pacing keeps the lower bands' prompts in
- * flight to about one step's token budget per engine.
- */
-export const STUCK_STEPS = 4;
-/**
- * ...and never sooner than this (ms): a first token the router has not read yet because
- * its own thread was busy must not read as a queue. Under a flood on 2 cores the main
- * thread's turns were seen up to ~10 ms apart.
- */
-export const STUCK_MIN_MS = 20;
-
-/**
- * How many of the newest requests in `e.unstarted` a first-band request sent to `e` now
- * would wait behind inside its engine, which serves its queue first come, first served:
- * the router recalls that many (`Admission.makeWay`). In such an engine every request
- * sent after one that waits, waits too, so the waiting ones are always the newest.
+ * How many of the newest requests in `e.recallable` a first-band request about to be
+ * sent to `e` takes back so that it finds a free batch slot there (`Admission.makeWay`):
+ * what the router holds there beyond the slots known to exist, and one more for the
+ * first-band request itself. The slots known: the batch size where it is known, else the
+ * most requests the engine was seen running (the router's own streams count).
  *
- * - Batch size known: what the router holds there beyond it. The router's own count is
- *   current where a scrape is not, and what the scrape adds (other clients' requests)
- *   cannot be recalled anyway.
- * - Not known: every request from the oldest one that has gone `STUCK_STEPS` steps
- *   without a first token; none while the step time is not known (no tokens seen yet).
+ * The newest, because an engine serving first come, first served queues the last sent,
+ * and of those it runs, the last sent have done the least: a request still waiting costs
+ * nothing to cancel, one running loses what it had generated (its answer was collected,
+ * so none of it had reached the client) — the price of a free slot now rather than when
+ * the next lower-band answer ends. With the size unknown, a request beyond what was seen
+ * running may have had a slot anyway; that is the price of not knowing it.
  *
- * Never more than `e.unstarted` holds: requests that have begun are the engine's to
- * finish, and a first-band request waits behind those only for a free slot.
+ * The router's count is current where a scrape is not, and what a scrape adds (other
+ * clients' requests) cannot be recalled anyway. Never more than `e.recallable` holds.
  */
-export function recallCount(e: Pick<EndpointState, 'inflight' | 'batchCapacity' | 'stepMs' | 'unstarted'>, now: number): number {
-  const n = e.unstarted.length;
-  if (n === 0) return 0;
-  if (e.batchCapacity !== null) return Math.min(n, Math.max(0, e.inflight - e.batchCapacity));
-  if (e.stepMs === null) return 0;
-  const stuckBefore = now - Math.max(STUCK_MIN_MS, STUCK_STEPS * e.stepMs);
-  // Oldest first: if any has waited that long, the oldest has, and all after it wait behind it.
-  return e.unstarted[0]!.sentAt <= stuckBefore ? n : 0;
+export function recallCount(e: Pick<EndpointState, 'inflight' | 'batchCapacity' | 'peakRunning' | 'recallable'>): number {
+  return Math.min(e.recallable.length, Math.max(0, e.inflight + 1 - (e.batchCapacity ?? e.peakRunning)));
 }

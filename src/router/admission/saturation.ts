@@ -108,7 +108,7 @@ function waitingAheadOfTop(e: EndpointState, cfg: AdmissionConfig, now: number):
   const b = admissionBacklog(e, cfg.kv_ceiling, 'idle');
   if (b <= 0) return b;
   const ahead = Math.min(b, Math.max(0, occupancy(e, 'idle') - e.topInflight));
-  return cfg.recall && e.enginePriority === null ? Math.max(0, ahead - recallCount(e, now)) : ahead;
+  return cfg.recall && e.enginePriority === null ? Math.max(0, ahead - recallCount(e)) : ahead;
 }
 
 /** The replicas taking traffic now: the usable ones of the highest usable priority. */
