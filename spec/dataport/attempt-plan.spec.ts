@@ -154,7 +154,7 @@ test('a recalled attempt is no attempt: its endpoint may be tried again, no retr
   const plan = new AttemptPlan({ table, scheduler: new Scheduler(), prefixIndex, budget, maxAttempts: 1 }, route, profile, null, null, record, 'collected-lower');
   const first = plan.next(NOW)!;
   assert.equal(eps[0]!.recallable, [first]);
-  first.whenRecalled(() => undefined);
+  first.whenRecalled(() => true);
   assert.ok(first.recall(NOW));
   plan.recalled(first);
   const again = plan.next(NOW);

@@ -20,6 +20,8 @@ interface Held {
   prompt: string;
   res: ServerResponse;
   done: boolean;
+  /** Its whole answer was sent, all but the stream's end. */
+  whole: boolean;
 }
 
 /**
@@ -39,7 +41,7 @@ class FcfsEngine {
 
   handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer): void => {
     const body = JSON.parse(raw.toString('utf8')) as { messages: { content: string }[] };
-    const h: Held = { prompt: body.messages[0]!.content, res, done: false };
+    const h: Held = { prompt: body.messages[0]!.content, res, done: false, whole: false };
     this.arrivals.push(h.prompt);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.flushHeaders();
@@ -57,13 +59,26 @@ class FcfsEngine {
     return this.waiting.map((h) => h.prompt);
   }
 
+  /** Sends `prompt`'s answer and ends its stream (what is left of it, after `whole`). */
   finish(prompt: string): void {
-    const h = this.running.find((r) => r.prompt === prompt);
-    if (!h) throw new Error(`'${prompt}' is not running (running: ${this.running.map((r) => r.prompt).join(', ')})`);
+    const h = this.runningOne(prompt);
     h.done = true;
     this.drop(this.running, h);
-    h.res.end(chunk({ content: 'ok' }, 'stop') + USAGE + 'data: [DONE]\n\n');
+    h.res.end((h.whole ? '' : chunk({ content: 'ok' }, 'stop') + USAGE) + 'data: [DONE]\n\n');
     this.schedule();
+  }
+
+  /** Sends all of `prompt`'s answer but the stream's end. */
+  whole(prompt: string): void {
+    const h = this.runningOne(prompt);
+    h.whole = true;
+    h.res.write(chunk({ content: 'ok' }, 'stop') + USAGE);
+  }
+
+  private runningOne(prompt: string): Held {
+    const h = this.running.find((r) => r.prompt === prompt);
+    if (!h) throw new Error(`'${prompt}' is not running (running: ${this.running.map((r) => r.prompt).join(', ')})`);
+    return h;
   }
 
   get runningNow(): string[] {
@@ -95,30 +110,37 @@ interface Reply {
   body: string;
 }
 
-function send(inProcess: InProcessPort, prompt: string, band: string, stream: boolean): Promise<Reply> {
+function send(inProcess: InProcessPort, prompt: string, band: string, stream: boolean, signal?: AbortSignal): Promise<Reply> {
   return request(`${inProcess.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-llmgw-priority': band },
     body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: prompt }], max_tokens: 2, stream }),
-  }).then(
-    async (r) => ({ status: r.statusCode, body: await r.body.text() }),
-    // A failed test closes the port under requests still out: their error is the reply, not an unhandled rejection.
-    (err: Error) => ({ status: 0, body: err.message }),
-  );
+    ...(signal ? { signal } : {}),
+  })
+    .then(async (r) => ({ status: r.statusCode, body: await r.body.text() }))
+    // A client that left, or a failed test closing the port under requests still out: the error is the reply.
+    .catch((err: Error) => ({ status: 0, body: err.message }));
+}
+
+/** Sends lower-band requests one at a time, so that the engine holds them in a known order. */
+async function inOrder(inProcess: InProcessPort, engine: FcfsEngine, sends: ((prompt: string) => Promise<Reply>)[]): Promise<Promise<Reply>[]> {
+  const replies: Promise<Reply>[] = [];
+  for (const [i, go] of sends.entries()) {
+    replies.push(go(`b${i + 1}`));
+    await until(() => engine.arrivals.length === i + 1, `b${i + 1} at the engine`);
+  }
+  return replies;
 }
 
 /**
  * Five batch requests reach an engine of two slots while its metrics are not scraped
  * yet (admission then holds nothing back below its stale limit); then a scrape shows
- * what they did: two running, three queued, and the batch size as configured.
+ * what they did: two running, three queued, and the batch size as configured. b4's
+ * client can leave (`b4Left`); b5 is streamed to its client, the others collected.
  */
-async function overfill(inProcess: InProcessPort, engine: FcfsEngine): Promise<Promise<Reply>[]> {
-  const bronze: Promise<Reply>[] = [];
-  for (let i = 1; i <= 5; i++) {
-    bronze.push(send(inProcess, `b${i}`, 'bronze', false));
-    // One at a time, so the engine's queue holds them in a known order.
-    await until(() => engine.arrivals.length === i, `b${i} at the engine`);
-  }
+async function overfill(inProcess: InProcessPort, engine: FcfsEngine, b4Left = new AbortController()): Promise<Promise<Reply>[]> {
+  const collected = (prompt: string): Promise<Reply> => send(inProcess, prompt, 'bronze', false);
+  const bronze = await inOrder(inProcess, engine, [collected, collected, collected, (p) => send(inProcess, p, 'bronze', false, b4Left.signal), (p) => send(inProcess, p, 'bronze', true)]);
   assert.equal(engine.started, ['b1', 'b2']);
   assert.equal(engine.queued, ['b3', 'b4', 'b5']);
   inProcess.table.applyLoad('a', Date.now(), { running: 2, waiting: 3, kvUsage: 0.1 }, null);
@@ -146,48 +168,84 @@ endpoints:
 `;
 }
 
-test('a first-band request sent to a full engine takes back the newest lower-band requests there and starts at once; each recalled one is served once', async () => {
+test('a first-band request sent to a full engine takes back the newest lower-band requests there and starts at once; each recalled one is served once, or leaves with its client', async () => {
   const engine = new FcfsEngine(2);
   const inProcess = await startInProcess(config(true), { a: engine.handle });
   try {
-    const bronze = await overfill(inProcess, engine);
+    const b4Left = new AbortController();
+    const bronze = await overfill(inProcess, engine, b4Left);
     const platinum = send(inProcess, 'p1', 'platinum', true);
     await until(() => engine.isRunning('p1'), 'platinum running');
     assert.equal(engine.started.slice(0, 3), ['b1', 'b2', 'p1'], 'platinum took the slot of the newest running one');
     assert.equal([...engine.cancelled].sort(), ['b2', 'b3', 'b4', 'b5'], 'the three queued, and the newest running one (collected: nothing of it had reached its client)');
     assert.equal(engine.queued, [], 'nothing sent again while the engine is full');
-    const stats = inProcess.admissions!.get('m')!.queue.stats();
-    assert.is(stats[3]!.recalled, 4);
-    assert.is(stats[3]!.queued, 4, 'queued again in llmgw');
+    const admission = inProcess.admissions!.get('m')!;
+    assert.is(admission.queue.stats()[3]!.recalled, 4);
+    assert.is(admission.queue.stats()[3]!.queued, 4, 'queued again in llmgw');
+    b4Left.abort();
+    await until(() => admission.queue.stats()[3]!.cancelled === 1, "b4's client left: it leaves the queue").catch((err: Error) => {
+      throw new Error(`${err.message}: ${stateOf(inProcess, engine)}`);
+    });
     engine.finish('p1');
     assert.is((await platinum).status, 200);
 
     // Served as slots free: each recalled request exactly once more.
     engine.finish('b1');
-    for (let served = 0; served < 4; served++) {
+    for (let served = 0; served < 3; served++) {
       await until(() => engine.runningNow.length === 1, 'a recalled request running again').catch((err: Error) => {
         throw new Error(`${err.message}; ${served} served again: ${stateOf(inProcess, engine)}`);
       });
       engine.finish(engine.runningNow[0]!);
     }
-    for (const r of await Promise.all(bronze)) {
+    const replies = await Promise.all(bronze);
+    for (const [i, r] of replies.entries()) {
+      if (i === 3) continue;
       assert.is(r.status, 200, r.body);
-      assert.is((JSON.parse(r.body) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, 'ok');
+      assert.match(r.body, i === 4 ? /"content":"ok"[\s\S]*\[DONE\]/ : /"content":"ok"/, r.body);
     }
     assert.equal(engine.arrivals.slice(0, 6), ['b1', 'b2', 'b3', 'b4', 'b5', 'p1']);
-    assert.equal(engine.arrivals.slice(6), ['b2', 'b3', 'b4', 'b5'], 'sent again after the first-band request, once each, in the order they first came');
+    assert.equal(engine.arrivals.slice(6), ['b2', 'b3', 'b5'], `${stateOf(inProcess, engine)}: sent again after the first-band request, once each, in the order they first came; not b4, whose client left`);
     await until(() => inProcess.records.length === 6, 'six usage records');
     for (const r of inProcess.records) {
+      if (r.status === 499) continue;
       assert.is(r.status, 200, `${r.id}: ${r.error}`);
       assert.is(r.attempts, 1, 'a recall is not a failed attempt');
       assert.is(r.completionTokens, 2, 'charged once, for the answer served');
     }
+    const left = inProcess.records.filter((r) => r.status === 499);
+    assert.is(left.length, 1);
+    assert.is(left[0]!.attempts, 0, 'b4: its recalled attempt is no attempt');
+    assert.is(left[0]!.endpoint, null);
     const e = inProcess.table.get('a')!;
     assert.is(e.inflight, 0);
     assert.is(e.streaming, 0);
     assert.equal(e.recallable, []);
     assert.is(e.health.consecutiveFailures, 0, 'a recall says nothing against the engine');
     assert.is(e.health.blocked(Date.now()), null);
+  } finally {
+    await inProcess.close();
+  }
+});
+
+test('an answer already whole is the client\'s: it is served, and an older one is recalled instead', async () => {
+  const engine = new FcfsEngine(2);
+  const inProcess = await startInProcess(config(true), { a: engine.handle });
+  try {
+    const collected = (prompt: string): Promise<Reply> => send(inProcess, prompt, 'bronze', false);
+    const bronze = await inOrder(inProcess, engine, [collected, collected]);
+    inProcess.table.applyLoad('a', Date.now(), { running: 2, waiting: 0, kvUsage: 0.1 }, null);
+    // b2's answer is whole at the router; only the stream's end is still to come.
+    engine.whole('b2');
+    await until(() => inProcess.table.get('a')!.recallable.length === 1, 'b2 no longer recallable');
+    const platinum = send(inProcess, 'p1', 'platinum', true);
+    await until(() => engine.isRunning('p1'), 'platinum running');
+    assert.equal(engine.cancelled, ['b1']);
+    engine.finish('b2');
+    engine.finish('p1');
+    await until(() => engine.isRunning('b1'), 'b1 sent again');
+    engine.finish('b1');
+    assert.is((await platinum).status, 200);
+    for (const r of await Promise.all(bronze)) assert.is(r.status, 200, r.body);
   } finally {
     await inProcess.close();
   }

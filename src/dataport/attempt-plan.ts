@@ -111,6 +111,12 @@ export class AttemptPlan {
     const at = this.tried.lastIndexOf(lease.endpoint);
     if (at !== -1) this.tried.splice(at, 1);
     this.record.attempts = this.tried.length;
+    if (this.tried.length === 0) {
+      this.record.endpoint = null;
+      this.record.modelServed = null;
+    }
+    // A retry queued again holds no slot of the retry budget: its next attempt takes one.
+    this.endRetry();
     this.role = 'plain';
   }
 

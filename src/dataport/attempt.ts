@@ -115,9 +115,12 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
   let timedOut = false;
   let recalled = false;
   let cutWith: LlmgwError | null = null;
+  // Refused once the attempt is ending for another reason: that ending stands.
   lease.whenRecalled(() => {
+    if (abort.aborted) return false;
     recalled = true;
     abort.abort();
+    return true;
   });
   // A client that goes away cancels the engine's work at once (it frees KV blocks).
   const stopWatching = onClientGone(f.req, res, () => {
@@ -143,10 +146,6 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
   };
 
   const early = (err: unknown): Outcome => {
-    if (recalled) {
-      lease.abandoned();
-      return { kind: 'recalled' };
-    }
     if (timedOut) {
       lease.failed(Date.now());
       const e = new LlmgwError('LLMGW_UPSTREAM_TIMEOUT', `endpoint ${lease.id} sent no first token within ${f.firstTokenTimeoutMs} ms`);
@@ -156,6 +155,10 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     if (cutWith) {
       lease.abandoned();
       return { kind: 'failed', error: cutWith, retry: false, suspect: null };
+    }
+    if (recalled) {
+      lease.abandoned();
+      return { kind: 'recalled' };
     }
     if (abort.aborted) {
       lease.abandoned();
@@ -168,6 +171,7 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
 
   /** The engine answered with an error status (or sent an error event in place of a stream it was asked for). */
   const engineError = (status: number, text: string): Outcome => {
+    lease.committed();
     if (status >= 500) {
       const error = new LlmgwError('LLMGW_UPSTREAM_FAILED', `endpoint ${lease.id} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
       // 503 says the engine is unavailable (overloaded, starting): its state, not the request's doing.
@@ -206,6 +210,8 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     try {
       for (let next = first; !next.done; next = await chunks.next()) {
         if (!answer.push(next.value)) break;
+        // Whole (its `[DONE]` may still be on its way): it is the client's, not to be recalled.
+        if (answer.complete) lease.committed();
         spent = f.checkStream?.(answer.events) ?? null;
         if (spent) break;
         idle.refresh();
@@ -218,8 +224,8 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     // what reached its client: the GPU did the work either way.
     const generated: Relayed = { events: answer.events, usage: answer.usage };
     // Recalled while it was being collected: nothing reached the client, and it is sent
-    // anew. What the engine generated is not charged; an answer already whole is served.
-    if (recalled && !answer.complete) return early(null);
+    // anew; what the engine generated is not charged (`early`).
+    if (recalled) return early(null);
     if (spent) {
       body.destroy();
       lease.abandoned();
@@ -288,7 +294,8 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     const status = upstream.statusCode;
     const body = upstream.body;
     if (status >= 400) {
-      lease.started(false);
+      // The engine's verdict: kept, not thrown away by a recall while it is read.
+      lease.committed();
       const text = await readText(body).catch(() => '');
       // Cut, timed out or left while the error body was read: that, not the engine's status, is the ending.
       if (abort.aborted) return early(null);
@@ -305,10 +312,14 @@ export async function attempt(lease: Lease, f: AttemptRequest): Promise<Outcome>
     }
     // Recalled as its first chunk came: what the engine sent is dropped, the request goes again.
     if (recalled) return early(null);
-    lease.started(f.collect || f.stream);
     clearTimeout(firstToken);
+    // Tokens stream from here on (not an answer sent whole): the engine runs it until it ends.
+    const streamed = status === 200 && String(upstream.headers['content-type']).startsWith('text/event-stream');
+    lease.started(streamed);
     // An engine that answers a stream request with JSON anyway has its answer relayed as it is.
-    if (f.collect && status === 200 && String(upstream.headers['content-type']).startsWith('text/event-stream')) return await collect(body, chunks, first);
+    if (f.collect && streamed) return await collect(body, chunks, first);
+    // The head goes out now: the answer is the client's.
+    lease.committed();
 
     const headers: Record<string, string> = { 'x-llmgw-endpoint': lease.id, 'x-request-id': f.requestId };
     for (const h of PASSED_HEADERS) {

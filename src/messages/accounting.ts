@@ -37,7 +37,7 @@ export interface UsageRecord {
   /** Arrival to the first token, ms (see `llmgw_request_ttft_seconds`); null if none came. */
   ttftMs: number | null;
   durationMs: number;
-  /** Time spent waiting for admission, ms (0 when it went straight through). */
+  /** Time spent waiting for admission, ms, over every wait (a recalled request waits again); 0 when it went straight through. */
   queueMs: number;
   /** Admission band, or null when admission is off or the request was refused before it. */
   band: string | null;

@@ -8,7 +8,7 @@ export interface BandStats {
   shed: number;
   timedOut: number;
   cancelled: number;
-  /** Admitted, then taken back from an engine before their first token to make way for the first band, and queued again. */
+  /** Admitted, then taken back from an engine before any of their answer reached the client, to make way for the first band, and queued again. */
   recalled: number;
 }
 

@@ -421,7 +421,9 @@ export class Lease {
   private reported = false;
   private released = false;
   private streaming = false;
-  private onRecall: (() => void) | null = null;
+  /** In `endpoint.recallable`. */
+  private listed = false;
+  private onRecall: (() => boolean) | null = null;
 
   constructor(
     readonly endpoint: EndpointState,
@@ -432,7 +434,10 @@ export class Lease {
   ) {
     endpoint.inflight++;
     if (role === 'first-band') endpoint.topInflight++;
-    if (role === 'streamed-lower' || role === 'collected-lower') endpoint.recallable.push(this);
+    if (role === 'streamed-lower' || role === 'collected-lower') {
+      endpoint.recallable.push(this);
+      this.listed = true;
+    }
     endpoint.inflightLog.started(sentAt);
     table?.touched(endpoint, sentAt);
     endpoint.health.begin(sentAt);
@@ -446,18 +451,16 @@ export class Lease {
     return this.endpoint.http;
   }
 
-  /** What `recall` does: the attempt holding the lease cancels its request. */
-  whenRecalled(cancel: () => void): void {
+  /**
+   * What `recall` does: the attempt holding the lease cancels its request, or refuses
+   * (false) where it is already ending otherwise.
+   */
+  whenRecalled(cancel: () => boolean): void {
     this.onRecall = cancel;
   }
 
-  /**
-   * The engine sent its first token (or answered). A streamed request can no longer be
-   * recalled. `tokens`: tokens stream from here on (not an answer sent whole), so the
-   * engine runs it until it ends.
-   */
+  /** The engine sent its first chunk. `tokens`: tokens stream from here on (not an answer sent whole), so the engine runs it until it ends. */
   started(tokens: boolean): void {
-    if (this.role === 'streamed-lower') this.leaveRecallable();
     if (!tokens || this.streaming || this.released) return;
     this.streaming = true;
     const e = this.endpoint;
@@ -471,10 +474,14 @@ export class Lease {
    * attempt to unwind.
    */
   recall(now: number): boolean {
-    if (this.released || this.onRecall === null || !this.leaveRecallable()) return false;
+    if (this.released || !this.listed || this.onRecall === null || !this.onRecall()) return false;
     this.release(now);
-    this.onRecall();
     return true;
+  }
+
+  /** Something of the answer is, or is about to be, the client's (or the engine gave its verdict): it can no longer be recalled. */
+  committed(): void {
+    this.leaveRecallable();
   }
 
   succeeded(): void {
@@ -501,12 +508,12 @@ export class Lease {
     this.table?.touched(this.endpoint, now);
   }
 
-  private leaveRecallable(): boolean {
+  private leaveRecallable(): void {
+    if (!this.listed) return;
+    this.listed = false;
     const list = this.endpoint.recallable;
     const at = list.indexOf(this);
-    if (at === -1) return false;
-    list.splice(at, 1);
-    return true;
+    if (at !== -1) list.splice(at, 1);
   }
 
   private report(): boolean {

@@ -18,7 +18,7 @@ function engineWith(roles: LeaseRole[], shape: Parameters<typeof tableOf>[1] = (
   const recalled: number[] = [];
   const leases: Lease[] = roles.map((role, i) => {
     const lease = table.lease(e, i + 1, role);
-    lease.whenRecalled(() => recalled.push(i));
+    lease.whenRecalled(() => recalled.push(i) > 0);
     return lease;
   });
   return { table, e, leases, recalled };
@@ -38,7 +38,7 @@ test('as many of the newest recallable as the router holds beyond the batch, and
 
 test('batch size unknown: the slots the engine was seen running, its streams to the router included', () => {
   const { e, leases } = engineWith(collected(5));
-  assert.is(recallCount(e), 5, 'never seen running anything');
+  assert.is(recallCount(e), 0, 'never seen running anything: nothing is known to be full');
   e.peakRunning = 4;
   assert.is(recallCount(e), 2);
   for (const l of leases) l.started(true);
@@ -46,14 +46,16 @@ test('batch size unknown: the slots the engine was seen running, its streams to 
   assert.is(recallCount(e), 1, 'all five run; the new one needs a sixth');
 });
 
-test('a streamed request is recallable until its first token, a collected one until it ends; an answer sent whole is not streaming', () => {
+test('a lease is recallable until its answer is committed to the client, or it ends; an answer sent whole does not count as running', () => {
   const { table, e, leases } = engineWith(['streamed-lower', 'collected-lower']);
   table.lease(e, 3, 'first-band');
   const plain = table.lease(e, 4);
-  assert.equal(e.recallable, leases);
+  assert.equal(e.recallable, leases, 'only the lower bands\'');
   leases[0]!.started(true);
   leases[1]!.started(true);
-  assert.equal(e.recallable, [leases[1]], 'streaming to its client: no longer recallable');
+  assert.equal(e.recallable, leases, 'running, and nothing of it with the client yet');
+  leases[0]!.committed();
+  assert.equal(e.recallable, [leases[1]]);
   assert.not.ok(leases[0]!.recall(5));
   plain.started(false);
   assert.is(e.streaming, 2, 'the whole answer does not count as running');
@@ -61,6 +63,14 @@ test('a streamed request is recallable until its first token, a collected one un
   assert.equal(e.recallable, []);
   assert.is(e.streaming, 1);
   assert.not.ok(leases[1]!.recall(5));
+});
+
+test('an attempt already ending otherwise refuses a recall: that ending stands', () => {
+  const { e, leases } = engineWith(collected(2), () => ({ batchCapacity: 1 }));
+  leases[1]!.whenRecalled(() => false);
+  assert.not.ok(leases[1]!.recall(NOW));
+  assert.is(e.recallable.length, 2, 'still held, and still listed: its attempt will end it');
+  assert.is(e.inflight, 2);
 });
 
 test('makeWay recalls the newest, in the order they were sent, and their holds end at once; not where the engine orders by priority, nor with recall off', () => {
@@ -99,20 +109,23 @@ const ticket = (id: string, band: number, enqueuedAt: number, out: string[]): Ti
   settle: (err: LlmgwError | null) => void out.push(err ? `${id}: ${err.code}` : id),
 });
 
-test('a recalled request rejoins its band before every request that came after it, past the band limit, and is counted', () => {
+test('recalled requests rejoin at the head of their band, in the order they first asked, past the band limit, and are counted', () => {
   const q = new AdmissionQueue('m', CFG.bands, 60_000, 100);
   const out: string[] = [];
-  q.push(ticket('b2', 1, 20, out));
-  q.push(ticket('b3', 1, 30, out));
-  q.rejoin(ticket('b1', 1, 10, out));
-  q.rejoin(ticket('b2.5', 1, 25, out));
+  q.push(ticket('b4', 1, 40, out));
+  q.push(ticket('b5', 1, 50, out));
+  q.rejoin({ ...ticket('b2', 1, 95, out), firstAsked: 20 });
+  q.rejoin({ ...ticket('b1', 1, 99, out), firstAsked: 10 });
+  q.rejoin({ ...ticket('b3', 1, 90, out), firstAsked: 30 });
   assert.equal(out, [], 'not shed though the band holds 2 at most');
   for (let t = q.next(100); t; t = q.next(100)) t.settle(null);
-  assert.equal(out, ['b1', 'b2', 'b2.5', 'b3']);
-  assert.is(q.stats()[1]!.recalled, 2);
+  assert.equal(out, ['b1', 'b2', 'b3', 'b4', 'b5']);
+  const stats = q.stats()[1]!;
+  assert.is(stats.recalled, 3);
+  assert.is(stats.admitted, 2, 'admitted counts requests: a rejoined one was counted when first admitted');
 });
 
-test('rejoin ends the old permit\'s hold once queued: the request goes again as soon as it may, as of when it first came', async () => {
+test('rejoin ends the old permit\'s hold once queued: the request goes again as soon as it may, keeping the wait it had, not the time it spent in the engine', async () => {
   const { table, eps: [e] } = tableOf(1, () => ({ batchCapacity: 1, loadAt: Date.now(), load: { running: 0, waiting: 0, kvUsage: 0 } }));
   const a = new Admission('m', table, CFG, 5_000);
   const now = Date.now();
@@ -122,9 +135,22 @@ test('rejoin ends the old permit\'s hold once queued: the request goes again as 
   lease.release(now);
   const again = await a.rejoin(permit, new AbortController().signal);
   assert.ok(again, 'released at once: its own hold was what filled the slot');
-  assert.is(again.since, permit.since);
-  assert.is(a.queue.stats()[1]!.recalled, 1);
+  assert.is(again.queuedMs, 0, 'it had not queued: its bronze timeout of 1 s starts afresh');
+  const stats = a.queue.stats()[1]!;
+  assert.is(stats.recalled, 1);
+  assert.is(stats.admitted, 1, 'one request, admitted once');
   again.release(Date.now());
+});
+
+test('a rejoined request is never shed to make room; the newest never admitted is', () => {
+  const q = new AdmissionQueue('m', CFG.bands, 60_000, 2);
+  const out: string[] = [];
+  q.rejoin({ ...ticket('back', 1, 10, out), firstAsked: 10 });
+  q.push(ticket('new', 1, 20, out));
+  q.push(ticket('p', 0, 30, out));
+  assert.equal(out, ['new: LLMGW_QUEUE_FULL']);
+  q.push(ticket('p2', 0, 40, out));
+  assert.equal(out, ['new: LLMGW_QUEUE_FULL', 'p2: LLMGW_QUEUE_FULL'], 'with only a rejoined one below, the newcomer is refused');
 });
 
 test.run();

@@ -51,7 +51,7 @@ export function admitStage(deps: AdmitDeps): Stage {
         await next();
       } finally {
         // Whatever the ending, the request no longer holds capacity: those waiting may go.
-        permit?.release(Date.now());
+        permit.release(Date.now());
       }
     },
   };

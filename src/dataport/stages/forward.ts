@@ -79,8 +79,10 @@ export function forwardStage(router: RouterConfig, gate: TenancyGate | null): St
         const outcome = await sending;
         if (outcome.kind === 'recalled') {
           plan.recalled(lease);
-          // Queued again; sent once released, unless its client left or the queue answered it.
-          if (await ctx.readmit!()) continue;
+          // Queued again; sent once released, unless its client left or it was answered
+          // meanwhile (the queue refused it, shutdown's cut).
+          const live = (): boolean => !res.writableEnded && !clientGone(req, res);
+          if (live() && (await ctx.readmit!()) && live()) continue;
           if (res.writableEnded) return;
           return settle(ctx, { kind: 'gone', ttftMs: null, relayed: null });
         }

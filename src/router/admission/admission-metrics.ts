@@ -27,7 +27,7 @@ export function admissionMetrics(admissions: ReadonlyMap<string, Admission>): Re
   });
   new Counter({
     name: 'llmgw_admission_recalled_total',
-    help: 'Requests taken back from an engine before their first token to make way for the first band, and queued again',
+    help: 'Requests taken back from an engine before any of their answer reached the client, to make way for the first band, and queued again',
     labelNames: ['model', 'band'],
     registers: [registry],
     collect(this: Counter<'model' | 'band'>) {

@@ -8,6 +8,12 @@ export interface Ticket {
   readonly enqueuedAt: number;
   /** Estimated prompt tokens, for prefill pacing (0 where the band is not paced). */
   readonly promptTokens: number;
+  /**
+   * Set on a request admitted once and recalled from an engine (`rejoin`): when it first
+   * asked for admission. Such requests go before the rest of their band, in that order,
+   * and are never shed.
+   */
+  readonly firstAsked?: number;
   /** null: dispatch now; an error: answer the client with it. */
   settle(err: LlmgwError | null): void;
 }
@@ -59,18 +65,20 @@ export class AdmissionQueue {
   }
 
   /**
-   * Puts `t` back in its band, before every request that arrived after it: a request
-   * that was admitted and recalled from an engine (`Admission.rejoin`), usually the head
-   * again. It was accepted once, so no limit sheds it now.
+   * Puts `t`, a request that was admitted and recalled from an engine
+   * (`Admission.rejoin`), back at the head of its band, after any other rejoined request
+   * that asked for admission before it. It was accepted once, so no limit sheds it now,
+   * and it counts as admitted once, when released again.
    */
-  rejoin(t: Ticket): void {
+  rejoin(t: Ticket & { firstAsked: number }): void {
     const b = t.band;
     const q = this.queues[b]!;
     let at = this.heads[b]!;
-    while (at < q.length && q[at]!.enqueuedAt <= t.enqueuedAt) at++;
+    while (at < q.length && q[at]!.firstAsked !== undefined && q[at]!.firstAsked! <= t.firstAsked) at++;
     q.splice(at, 0, t);
     this.size++;
     this.counts[b]!.recalled++;
+    this.counts[b]!.admitted--;
   }
 
   /** The band whose head goes next (aging counted), or -1 when none waits. */
@@ -147,12 +155,14 @@ export class AdmissionQueue {
     }
   }
 
-  /** Sheds the newest request of the lowest band below `band`; false when there is none. */
+  /** Sheds the newest request of the lowest band below `band` that was never admitted; false when there is none. */
   private makeRoom(band: number): boolean {
     for (let b = this.queues.length - 1; b > band; b--) {
       const q = this.queues[b]!;
-      if (q.length - this.heads[b]! === 0) continue;
-      const victim = q.pop()!;
+      let at = q.length - 1;
+      while (at >= this.heads[b]! && q[at]!.firstAsked !== undefined) at--;
+      if (at < this.heads[b]!) continue;
+      const victim = q.splice(at, 1)[0]!;
       this.size--;
       this.shed(victim, `shed to make room for a ${this.bands[band]!.name} request: '${this.model}' is saturated`);
       return true;

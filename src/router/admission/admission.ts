@@ -115,18 +115,20 @@ export class Admission {
    * transit until its permit says it was `dispatched` (or is released).
    */
   wait(band: number, now: number, signal: AbortSignal, promptTokens = 0, seen: FirstTokenSeen = 'streamed'): Promise<Permit | null> {
-    return this.enqueue(band, now, signal, promptTokens, seen, false);
+    return this.enqueue(band, now, signal, promptTokens, seen, null);
   }
 
   /**
-   * A request recalled from an engine (`makeWay`) waits again, before every request of
-   * its band that came after it and as of when it first came, so it ages as it did. Its
-   * permit's hold ends once it is queued, so the capacity it frees may release it at
-   * once. Resolves as `wait` does; never shed.
+   * A request recalled from an engine (`makeWay`) waits again, ahead of the requests of
+   * its band that were never admitted, and aged and timed as if it had queued now for as
+   * long as it had queued before, not by the time it spent in the engine. Its permit's
+   * hold ends once it is queued, so the capacity it frees may release it at once.
+   * Resolves as `wait` does; the queue never sheds it.
    */
   rejoin(permit: Permit, signal: AbortSignal): Promise<Permit | null> {
-    const back = this.enqueue(permit.band, permit.since, signal, permit.promptTokens, permit.seen, true);
-    permit.release(Date.now());
+    const now = Date.now();
+    const back = this.enqueue(permit.band, now - permit.queuedMs, signal, permit.promptTokens, permit.seen, permit.since);
+    permit.release(now);
     return back;
   }
 
@@ -146,7 +148,8 @@ export class Admission {
     return recalled;
   }
 
-  private enqueue(band: number, enqueuedAt: number, signal: AbortSignal, promptTokens: number, seen: FirstTokenSeen, rejoining: boolean): Promise<Permit | null> {
+  /** `firstAsked`: set for a recalled request rejoining, when it first asked for admission. */
+  private enqueue(band: number, enqueuedAt: number, signal: AbortSignal, promptTokens: number, seen: FirstTokenSeen, firstAsked: number | null): Promise<Permit | null> {
     return new Promise<Permit | null>((resolve, reject) => {
       const onAbort = (): void => {
         if (this.queue.cancel(ticket)) resolve(null);
@@ -155,24 +158,29 @@ export class Admission {
         band,
         enqueuedAt,
         promptTokens,
+        ...(firstAsked === null ? {} : { firstAsked }),
         settle: (err: LlmgwError | null) => {
           signal.removeEventListener('abort', onAbort);
           if (err) return reject(err);
           this.inTransit++;
           const at = Date.now();
           if (band === 0) this.admittedTop(at);
-          resolve(this.permit(band, enqueuedAt, at, promptTokens, seen));
+          resolve(this.permit(band, enqueuedAt, at, promptTokens, seen, firstAsked ?? enqueuedAt));
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      if (rejoining) this.queue.rejoin(ticket);
-      else this.queue.push(ticket);
+      // The ticket itself, not a copy: `cancel` finds it by identity.
+      if (ticket.firstAsked === undefined) this.queue.push(ticket);
+      else this.queue.rejoin(ticket as Ticket & { firstAsked: number });
     });
   }
 
-  /** `queuedAt`: when the request first queued; null: it was admitted at once. */
-  private permit(band: number, queuedAt: number | null, now: number, promptTokens: number, seen: FirstTokenSeen): Permit {
-    const permit = new Permit(this, band, queuedAt, now, promptTokens, this.startPrefill(band, promptTokens), seen);
+  /**
+   * `queuedAt`: when the request (last) queued; null: it was admitted at once.
+   * `firstAsked`: when it first asked for admission (before a recall sent it back).
+   */
+  private permit(band: number, queuedAt: number | null, now: number, promptTokens: number, seen: FirstTokenSeen, firstAsked = queuedAt ?? now): Permit {
+    const permit = new Permit(this, band, queuedAt, now, firstAsked, promptTokens, this.startPrefill(band, promptTokens), seen);
     // Its first token unseen: its prefill is taken as done when a seen one's would be.
     // Before any was seen, it counts until its answer, which is then its first token.
     if (seen === 'whole' && permit.prefillTokens > 0 && this.streamedTtftMs !== null) this.unseen.push({ permit, doneAt: now + this.streamedTtftMs });
@@ -283,14 +291,16 @@ export class Permit {
   private inTransit: boolean;
   private released = false;
   private answered = false;
-  /** When the request first asked for admission: when it queued, else when it was admitted. */
-  readonly since: number;
+  /** How long the request waited in the queue before it was admitted (0: it went at once). */
+  readonly queuedMs: number;
 
   constructor(
     private readonly admission: Admission,
     readonly band: number,
     queuedAt: number | null,
     private readonly admittedAt: number,
+    /** When the request first asked for admission. */
+    readonly since: number,
     /** The prompt tokens the request was admitted with (0 where its band is not paced). */
     readonly promptTokens: number,
     /** Prompt tokens counted as being prefilled until the first token; 0 when not paced. */
@@ -298,7 +308,7 @@ export class Permit {
     readonly seen: FirstTokenSeen,
   ) {
     this.inTransit = queuedAt !== null;
-    this.since = queuedAt ?? admittedAt;
+    this.queuedMs = queuedAt === null ? 0 : Math.max(0, admittedAt - queuedAt);
   }
 
   /** Prompt tokens still counted as being prefilled. */

@@ -15,8 +15,12 @@ import type { EndpointState } from '../endpoint-table.js';
  * running may have had a slot anyway; that is the price of not knowing it.
  *
  * The router's count is current where a scrape is not, and what a scrape adds (other
- * clients' requests) cannot be recalled anyway. Never more than `e.recallable` holds.
+ * clients' requests) cannot be recalled anyway. Never more than `e.recallable` holds;
+ * none where the engine was never seen running anything and its size is unknown.
  */
 export function recallCount(e: Pick<EndpointState, 'inflight' | 'batchCapacity' | 'peakRunning' | 'recallable'>): number {
-  return Math.min(e.recallable.length, Math.max(0, e.inflight + 1 - (e.batchCapacity ?? e.peakRunning)));
+  const slots = e.batchCapacity ?? e.peakRunning;
+  // Never seen running anything (a new or restarted engine): nothing is known to be full.
+  if (slots === 0 && e.batchCapacity === null) return 0;
+  return Math.min(e.recallable.length, Math.max(0, e.inflight + 1 - slots));
 }
