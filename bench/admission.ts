@@ -15,39 +15,41 @@
 // it is printed beside the ratio, with a second verdict judged over it. It is one run per
 // cell and has moved 11× ↔ 69× for one cell between builds: judge platinum by raw ratios.
 //
-// The last whole matrix (quiet machine; the adaptive limit grows only while lower-band
-// requests wait on it). ×p99 platinum-first / bronze-first (floor), bronze vs baseline:
-//   vllm short                             18× / 3.1× (3.7×)   0.78 / 0.84
-//   vllm short, speed 1                    5.0× / 15× (10×)    0.82 / 0.79
-//   vllm long                              4.8× / 4.8× (1.3×)  0.90 / 0.83
-//   vllm long, no chunking                 3.9× / 5.0× (1.7×)  0.77 / 0.85
-//   vllm long, budget 2048                 4.2× / 4.3× (1.6×)  0.86 / 0.84
-//   live gauges long                       4.0× / 5.5× (0.97×) 0.88 / 0.91
-//   sglang lag 500ms long                  5.6× / 6.9× (1.2×)  0.88 / 0.90
-//   sglang lag 500ms long, no server info  6.6× / 2.4× (2.2×)  0.76 / 0.48
-//   batch 8 mixed                          2.8× / 1.8× (1.2×)  0.77 / 0.88
-//   batch 64 long varied                   4.1× / 5.9× (2.5×)  0.76 / 0.79
-//   batch 256 varied                       6.3× / 2.4× (7.0×)  0.70 / 0.61
-//   vllm long, size configured             6.1× / 6.8× (1.9×)  0.90 / 0.92
-//   batch 64 long varied, size configured  6.1× / 11× (3.5×)   0.96 / 0.97
-//   vllm long, engine priority             3.5× / 3.4× (0.83×) 0.82 / 0.79
-//   vllm short, engine priority            13× / 7.8× (5.1×)   0.80 / 0.82
-// Since then an engine of unknown size is scraped every 25 ms while the router holds more
-// than it was seen running (two runs per build). Platinum's flood p99 over the six short
-// runs 22–354 ms, median 78 (39–277, median 137 before); no better at speed 1 (177–354 ms
-// against 182–277). batch 8 mixed bronze 0.74 / 0.83, 0.69 / 0.79 (0.76 / 0.89 before).
+// The last whole matrix, twice in one session on one build: with recall (the default)
+// and with `router.admission.recall: false` (BENCH_LLMGW_CONFIG). Load average ~2 before
+// each. ×p99 platinum-first / bronze-first (floor), bronze vs admission off:
+//                                        recall on                        recall off
+//   vllm short                           9.1× / 1.2× (3.4×)  0.78 / 0.95  2.0× / 1.5× (7.5×)  0.87 / 0.90
+//   vllm short, speed 1                  0.83× / 1.5× (5.0×) 0.82 / 0.85  7.0× / 6.1× (0.35×) 0.84 / 0.89
+//   vllm long                            3.7× / 3.8× (2.1×)  0.87 / 0.87  2.2× / 3.2× (2.1×)  0.88 / 0.89
+//   vllm long, no chunking               2.8× / 2.4× (1.4×)  0.83 / 0.87  3.5× / 4.1× (1.6×)  0.84 / 0.88
+//   vllm long, budget 2048               1.8× / 2.3× (1.9×)  0.85 / 0.84  3.2× / 2.6× (1.7×)  0.79 / 0.84
+//   live gauges long                     3.3× / 3.8× (1.1×)  0.86 / 0.93  2.5× / 3.7× (0.84×) 0.88 / 0.97
+//   sglang lag 500ms long                4.2× / 3.2× (2.7×)  0.81 / 0.86  3.3× / 5.5× (3.1×)  0.84 / 0.81
+//   … no server info                     3.7× / 5.5× (1.4×)  0.82 / 0.87  2.0× / 2.1× (1.9×)  0.80 / 0.90
+//   batch 8 mixed                        2.3× / 2.8× (1.3×)  0.78 / 0.86  2.2× / 3.0× (0.84×) 0.74 / 0.82
+//   batch 64 long varied                 2.0× / 4.1× (5.3×)  0.62 / 0.70  1.2× / 2.8× (2.5×)  0.72 / 0.78
+//   batch 256 varied                     0.47× / 9.4× (4.8×) 0.63 / 0.66  2.4× / 4.1× (6.9×)  0.38 / 0.55
+//   vllm long, size configured           3.5× / 5.0× (1.5×)  0.87 / 0.88  4.2× / 5.0× (1.4×)  0.91 / 0.92
+//   batch 64, size configured            5.2× / 9.5× (11×)   0.95 / 0.90  6.7× / 24× (6.6×)   0.96 / 0.93
+//   vllm long, engine priority           2.3× / 1.9× (1.5×)  0.83 / 0.86  2.3× / 2.9× (1.1×)  0.80 / 0.84
+//   vllm short, engine priority          1.6× / 1.5× (5.3×)  0.78 / 0.87  4.1× / 1.7× (3.4×)  0.78 / 0.85
+// Every queued bronze request completed in every run. The alone p99 moves 15–97 ms between
+// runs of one cell, so read flood p99 in ms across runs, not one ratio. Recall's clearest
+// effect is at the sim's GPU pace (`vllm short, speed 1`): flood p99 30 / 35 ms on, 158 /
+// 200 off; over all this session's runs of that cell, 24–35 ms in the 4 with recall as
+// built, 43–200 ms in the 8 without. Traced, the slow first tokens it removes waited 30–150 ms for a slot
+// in engines whose every slot held a lower-band request, the batch size not yet learnt.
+// The long-prompt cells read the same either way. `batch 64 long varied` loses bronze with
+// recall (0.62 / 0.70 against 0.72 / 0.78): its engines are KV-bound well below 64 slots,
+// the most seen running is what recall counts against, and a collected long prompt
+// recalled loses its prefill. `batch 256 varied` misses bronze either way.
 //
 // Long prompts: platinum shares a step with up to 8192 tokens of bronze prefill, and
-// vLLM's priority policy orders only the waiting queue (flood p50 43–90 ms, 13–16 alone).
+// vLLM's priority policy orders only the waiting queue (flood p50 36–80 ms, 12–13 alone).
 // `prefill_tokens_per_replica` trades them: at 4096 platinum 1.7–6.0×, bronze 0.73–0.81
 // in 10 of 14 runs (0.38–0.60 in 4); at 2048 platinum 1.3–3.8×, bronze 0.39–0.65.
-// Short cells with the batch size unknown are set by the discovery transient: the limit
-// grows past the batch before a scrape shows the queue, and until the batch is learnt
-// (1–4 s) platinum waits 100–300 ms in the engines, 0 ms in llmgw. With `max_num_seqs`
-// configured they held within 1.5× (speed 1, traced: p99 21–47 ms, 23–61 alone, 3 of 3).
-// Bronze misses its 0.7 budget in two cells, both bronze first, as in earlier rounds: no
-// server info (0.48), its batch learnt through lagged gauges at 5 and 4 for 16; and batch
-// 256 (0.61), where the cause has not been traced.
+// The short cells at speed 4 are bound by this machine: their host floor is 3–8×.
 //
 // Earlier rounds' figures and the rules tried and dropped are in the commit history:
 // `git log -p -- bench/admission.ts src/router/admission`.
