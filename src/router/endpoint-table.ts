@@ -427,8 +427,7 @@ export class Lease {
 
   constructor(
     readonly endpoint: EndpointState,
-    /** When the request was sent (ms). */
-    readonly sentAt: number,
+    now: number,
     private readonly role: LeaseRole = 'plain',
     private readonly table: Pick<EndpointTable, 'touched'> | null = null,
   ) {
@@ -438,9 +437,9 @@ export class Lease {
       endpoint.recallable.push(this);
       this.listed = true;
     }
-    endpoint.inflightLog.started(sentAt);
-    table?.touched(endpoint, sentAt);
-    endpoint.health.begin(sentAt);
+    endpoint.inflightLog.started(now);
+    table?.touched(endpoint, now);
+    endpoint.health.begin(now);
   }
 
   get id(): string {

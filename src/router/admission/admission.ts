@@ -142,7 +142,7 @@ export class Admission {
     if (!this.cfg.recall || e.enginePriority !== null) return 0;
     const n = recallCount(e);
     if (n === 0) return 0;
-    // Taken oldest first, so that they queue again in the order they came.
+    // The newest; each rejoins in the order it first asked for admission (`rejoin`).
     let recalled = 0;
     for (const lease of e.recallable.slice(-n)) if (lease.recall(now)) recalled++;
     return recalled;
