@@ -55,3 +55,8 @@ export function promptOf(ctx: { readonly path: string; readonly body: Record<str
   if (ctx.prompt === undefined) ctx.prompt = promptText(ctx.path, ctx.body);
   return ctx.prompt;
 }
+
+/** The prompt's tokens, estimated at four characters a token where no tokenizer is at hand (0 without a prompt text). */
+export function promptTokensOf(ctx: Parameters<typeof promptOf>[0]): number {
+  return Math.ceil((promptOf(ctx)?.length ?? 0) / 4);
+}

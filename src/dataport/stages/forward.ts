@@ -5,7 +5,7 @@ import type { EnginePriority } from '../../router/endpoint-table.js';
 import { attempt, type Outcome, type Relayed } from '../attempt.js';
 import { clientGone } from '../../net/client-gone.js';
 import type { Stage } from '../pipeline.js';
-import { promptOf } from '../prompt.js';
+import { promptTokensOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
 import type { RequestContext } from '../request-context.js';
 import type { TenancyGate } from '../tenancy-gate.js';
@@ -169,7 +169,7 @@ function budgetWatch(ctx: RequestContext, gate: TenancyGate): ((events: number) 
   if (!t?.budget || t.units === null || !t.budget.levels.some((l) => l.budget !== null)) return null;
   const units = t.units;
   const budget = t.budget;
-  const promptTokens = Math.ceil((promptOf(ctx)?.length ?? 0) / 4);
+  const promptTokens = promptTokensOf(ctx);
   const model = ctx.route.entry.name;
   return (events) => {
     const running = gate.estimate(units, model, promptTokens, Math.max(0, events - 1));
@@ -195,6 +195,6 @@ function charge(ctx: RequestContext, relayed: Relayed | null): void {
     return;
   }
   record.completionTokens = Math.max(0, relayed.events - 1);
-  record.promptTokens = Math.ceil((promptOf(ctx)?.length ?? 0) / 4);
+  record.promptTokens = promptTokensOf(ctx);
   record.usageEstimated = true;
 }

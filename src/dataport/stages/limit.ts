@@ -5,7 +5,7 @@ import type { Profile } from '../../router/scheduler/types.js';
 import type { RateState, RateVerdict } from '../../tenancy/rate-limiter.js';
 import type { ModelRoute } from '../model-routes.js';
 import type { Stage } from '../pipeline.js';
-import { promptOf } from '../prompt.js';
+import { promptTokensOf } from '../prompt.js';
 import { refuse } from '../refuse.js';
 import type { TenancyGate } from '../tenancy-gate.js';
 
@@ -47,7 +47,7 @@ export function limitStage(i: LimitInputs): Stage {
         return refuse(ctx, new LlmgwError('LLMGW_MODEL_NOT_ALLOWED', `this API key may not use the model '${record.modelAsked}'; allowed: ${[...limits.models].join(', ') || 'none'}`), 'model');
       }
       const now = Date.now();
-      const promptTokens = Math.ceil((promptOf(ctx)?.length ?? 0) / 4);
+      const promptTokens = promptTokensOf(ctx);
       const completionTokens = ctx.path === '/v1/embeddings' ? 0 : completionAllowance(ctx.body);
 
       let units: UnitsConfig | null = i.gate.unitsOf(ctx.route.entry.name);
