@@ -133,6 +133,9 @@ export const CELLS: readonly Cell[] = [
   // The same engines with their batch size configured rather than learnt.
   { name: 'vllm long, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 16 }, prompt: LONG, maxTokens: [24, 24], sizeConfigured: true },
   { name: 'batch 64 long varied, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 64 }, prompt: LONG, maxTokens: [16, 128], sizeConfigured: true },
+  // The same, its KV cache holding ~24 such requests: max_num_seqs is a ceiling the cache
+  // reaches first, as with long contexts on real GPUs.
+  { name: 'KV-bound 64 long varied, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 64, numGpuBlocks: 2_600 }, prompt: LONG, maxTokens: [16, 128], sizeConfigured: true },
   // Engines that order their own queue by the band llmgw sends (vLLM --scheduling-policy priority).
   { name: 'vllm long, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: LONG, maxTokens: [24, 24], enginePriority: true },
   { name: 'vllm short, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: [16, 16], maxTokens: [96, 96], enginePriority: true },
@@ -297,7 +300,7 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
  */
 function engineCapacity(cell: Cell): number {
   const clock = new ManualClock(0);
-  const engine = new SimEngine({ clock, maxNumSeqs: cell.sim.maxNumSeqs, maxNumBatchedTokens: cell.sim.maxNumBatchedTokens, speed: cell.sim.speed });
+  const engine = new SimEngine({ clock, maxNumSeqs: cell.sim.maxNumSeqs, maxNumBatchedTokens: cell.sim.maxNumBatchedTokens, numGpuBlocks: cell.sim.numGpuBlocks, speed: cell.sim.speed });
   const rng = createRng(7);
   const endMs = CAPACITY_SIM_S * 1000;
   let next = 0;

@@ -8,6 +8,7 @@ import { matchTenancyRoute, serveTenancy, type TenancyRoutesOptions } from './te
 import type { AccountingMsg } from '../messages/accounting.js';
 import type { AdmissionMsg } from '../messages/admission.js';
 import { batchCapacitySource, type EndpointTable } from '../router/endpoint-table.js';
+import { batchSlots } from '../router/load-estimate.js';
 import type { ActorRef, ActorSystem } from '../runtime/index.js';
 
 export interface AdminPortOptions extends Omit<FleetRoutesOptions, 'reload'> {
@@ -124,6 +125,7 @@ export function createAdminPort(opts: AdminPortOptions): Server {
               load: e.load,
               batchCapacity: e.batchCapacity,
               batchCapacityFrom: batchCapacitySource(e),
+              batchSlots: batchSlots(e),
               loadAgeMs: e.loadAt === null ? null : now - e.loadAt,
               loadError: e.loadError,
             })),

@@ -1,3 +1,4 @@
+import type { EngineLoad } from '../messages/endpoints.js';
 import type { EndpointState } from './endpoint-table.js';
 
 /**
@@ -23,6 +24,29 @@ function sinceScrape(e: EndpointState): number {
   return e.inflight - e.inflightAtLoad;
 }
 
+/**
+ * Requests the engine's KV cache holds at the mean footprint of those it ran when
+ * scraped (Infinity where that is not known). Long prompts fill the cache well before
+ * max_num_seqs: an engine of 64 slots fed 1,400–1,900-token prompts ran 24–28, and a
+ * first-band request counted against 64 waited behind 30 more inside it. Read off one
+ * scrape, whose running count and KV usage are of the same step, so it follows the
+ * workload both ways.
+ */
+export function kvSlots(load: EngineLoad | null): number {
+  if (load === null || load.kvUsage === null || load.kvUsage <= 0 || load.running === 0) return Infinity;
+  return Math.max(1, Math.floor(load.running / load.kvUsage));
+}
+
+/**
+ * The batch slots `e` has: its batch capacity (configured, published or learnt), else
+ * `unknown`, and fewer where its KV cache binds first (`kvSlots`); null when neither
+ * capacity is known.
+ */
+export function batchSlots(e: Pick<EndpointState, 'batchCapacity' | 'load'>, unknown: number | null = null): number | null {
+  const capacity = e.batchCapacity ?? unknown;
+  return capacity === null ? null : Math.min(capacity, kvSlots(e.load));
+}
+
 /** Requests in the engine now, running or waiting. */
 export function occupancy(e: EndpointState, lean: Lean): number {
   const load = e.load!;
@@ -40,7 +64,8 @@ export function occupancy(e: EndpointState, lean: Lean): number {
  */
 export function backlog(e: EndpointState, kvCeiling: number, lean: Lean = 'busy'): number {
   const load = e.load!;
-  if (e.batchCapacity !== null) return occupancy(e, lean) - e.batchCapacity;
+  const slots = batchSlots(e);
+  if (slots !== null) return occupancy(e, lean) - slots;
   // A queueing engine runs all it can: each request sent joins the queue, each one finished lets one in.
   if (queueing(e, kvCeiling)) return Math.max(0, occupancy(e, lean) - load.running);
   return 0;
@@ -71,7 +96,8 @@ export function admissionBacklog(e: EndpointState, kvCeiling: number, lean: Lean
 export function scrapeCouldTell(e: EndpointState, kvCeiling: number): boolean {
   const load = e.load;
   if (load === null || queueing(e, kvCeiling) || load.running > e.inflightAtLoad) return true;
-  const roomy = e.batchCapacity !== null ? e.batchCapacity / 2 : Math.max(1, e.peakRunning);
+  const slots = batchSlots(e);
+  const roomy = slots !== null ? slots / 2 : Math.max(1, e.peakRunning);
   return e.inflight > roomy;
 }
 

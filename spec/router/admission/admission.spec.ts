@@ -98,7 +98,8 @@ test('a first tier that is down, draining or behind an open breaker leaves the s
 
 test('once an engine was seen queueing, a burst is counted against its batch capacity at once, and free slots are room', () => {
   const { eps } = tableOf(1, () => fresh(0));
-  eps[0]!.load = { waiting: 0, running: 1, kvUsage: 0.2 };
+  // Short requests: its KV cache would hold 50 such as the one it runs.
+  eps[0]!.load = { waiting: 0, running: 1, kvUsage: 0.02 };
   eps[0]!.inflight = eps[0]!.inflightAtLoad = 1;
   eps[0]!.inflight += 6; // a burst since the scrape
   assert.match(saturation(eps, CFG, NOW, STALE, TOP) ?? '', /5 waiting in the engines of 1 replicas/, 'capacity unknown: of the 6 sent since, those beyond twice the one it ran wait');

@@ -15,6 +15,8 @@ interface EndpointView {
   load: { waiting: number; running: number; kvUsage: number | null } | null;
   batchCapacity: number | null;
   batchCapacityFrom: string | null;
+  /** The slots admission counts now: the capacity, or fewer where the engine's KV cache holds fewer. */
+  batchSlots: number | null;
   loadAgeMs: number | null;
   loadError: string | null;
 }
@@ -26,7 +28,7 @@ export class CtlEndpointsCommand extends AdminViewCommand<EndpointView[]> {
     category: 'ctl',
     description: "Show the router's endpoints: readiness, load, breaker",
     details:
-      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age; the batch size admission counts room against, and where it comes from (the engine\'s own settings, the config or launch, or learnt). `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
+      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age; the batch size admission counts room against, where it comes from (the engine\'s own settings, the config or launch, or learnt), and how many its KV cache holds where that is fewer. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
     examples: [
       ['Table', 'llmgw ctl endpoints --admin http://127.0.0.1:4001'],
       ['JSON', 'llmgw ctl endpoints --json'],
@@ -50,7 +52,7 @@ export function renderEndpoints(endpoints: EndpointView[]): string {
         String(e.inflight),
         e.load ? String(e.load.waiting) : '-',
         e.load ? String(e.load.running) : '-',
-        e.batchCapacity === null ? '-' : `${e.batchCapacity} (${e.batchCapacityFrom ?? 'learnt'})`,
+        batchText(e),
         e.load?.kvUsage === null || e.load?.kvUsage === undefined ? '-' : `${Math.round(e.load.kvUsage * 100)}%`,
         e.loadAgeMs === null ? 'never' : `${(e.loadAgeMs / 1000).toFixed(1)}s ago`,
         e.breaker,
@@ -59,4 +61,11 @@ export function renderEndpoints(endpoints: EndpointView[]): string {
     }),
   ];
   return formatTable(rows);
+}
+
+/** `64 (config)`, or `64 (config), 25 by KV` where the KV cache holds fewer requests than the batch size. */
+function batchText(e: EndpointView): string {
+  if (e.batchCapacity === null) return '-';
+  const size = `${e.batchCapacity} (${e.batchCapacityFrom ?? 'learnt'})`;
+  return e.batchSlots !== null && e.batchSlots < e.batchCapacity ? `${size}, ${e.batchSlots} by KV` : size;
 }

@@ -1,11 +1,13 @@
 import type { EndpointState } from '../endpoint-table.js';
+import { batchSlots } from '../load-estimate.js';
 
 /**
  * How many of the newest requests in `e.recallable` a first-band request about to be
  * sent to `e` takes back so that it finds a free batch slot there (`Admission.makeWay`):
  * what the router holds there beyond the slots known to exist, and one more for the
  * first-band request itself. The slots known: the batch size where it is known, else the
- * most requests the engine was seen running (the router's own streams count).
+ * most requests the engine was seen running (the router's own streams count), and fewer
+ * where its KV cache holds fewer (`batchSlots`).
  *
  * The newest, because an engine serving first come, first served queues the last sent,
  * and of those it runs, the last sent have done the least: a request still waiting costs
@@ -18,9 +20,9 @@ import type { EndpointState } from '../endpoint-table.js';
  * clients' requests) cannot be recalled anyway. Never more than `e.recallable` holds;
  * none where the engine was never seen running anything and its size is unknown.
  */
-export function recallCount(e: Pick<EndpointState, 'inflight' | 'batchCapacity' | 'peakRunning' | 'recallable'>): number {
-  const slots = e.batchCapacity ?? e.peakRunning;
+export function recallCount(e: Pick<EndpointState, 'inflight' | 'batchCapacity' | 'load' | 'peakRunning' | 'recallable'>): number {
   // Never seen running anything (a new or restarted engine): nothing is known to be full.
-  if (slots === 0 && e.batchCapacity === null) return 0;
+  if (e.batchCapacity === null && e.peakRunning === 0) return 0;
+  const slots = batchSlots(e, e.peakRunning)!;
   return Math.min(e.recallable.length, Math.max(0, e.inflight + 1 - slots));
 }

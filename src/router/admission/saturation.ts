@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { EndpointState } from '../endpoint-table.js';
-import { admissionBacklog, occupancy } from '../load-estimate.js';
+import { admissionBacklog, batchSlots, occupancy } from '../load-estimate.js';
 import { recallCount } from './recall.js';
 
 /** Why a model's engines count as saturated, or null when they can take more now. */
@@ -136,10 +136,11 @@ export function usable(e: EndpointState, now: number): boolean {
 }
 
 /**
- * Batch slots a lower band may still fill on a replica: its learnt capacity less the
- * reserved share, less what it holds now (leaning busy). While an engine's capacity is
- * not known, the adaptive `limit` on what the router has in flight to it
- * (`adaptive-limit.ts`), and nothing while it is seen queueing. Without `slowStart`,
+ * Batch slots a lower band may still fill on a replica: its batch slots (`batchSlots`:
+ * its capacity, or what its KV cache holds where that is less) less the reserved share,
+ * less what it holds now (leaning busy). While an engine's capacity is not known, the
+ * adaptive `limit` on what the router has in flight to it (`adaptive-limit.ts`, or what
+ * the KV cache holds where that is less), and nothing while it is seen queueing. Without `slowStart`,
  * the room under the waiting target instead, taking the engine to run twice the most it
  * was seen running until it queues (`admissionBacklog`): a batch job arriving at an idle
  * fleet must not put all of itself in the engines' queues within one poll interval,
@@ -155,8 +156,9 @@ export function freeSlots(e: EndpointState, cfg: AdmissionConfig, slowStart: boo
   if (e.batchCapacity === null) {
     if (!slowStart) return Math.max(idle, cfg.target_waiting_per_replica - admissionBacklog(e, cfg.kv_ceiling, 'busy'));
     if (load.waiting > 0 || (load.kvUsage ?? 0) >= cfg.kv_ceiling) return 0;
-    return Math.max(idle, limit - e.inflight);
+    return Math.max(idle, batchSlots(e, limit)! - e.inflight);
   }
-  const room = e.batchCapacity - Math.ceil(e.batchCapacity * cfg.reserved_share);
+  const slots = batchSlots(e)!;
+  const room = slots - Math.ceil(slots * cfg.reserved_share);
   return Math.max(idle, room - occupancy(e, 'busy'));
 }

@@ -1,14 +1,15 @@
 import type { EndpointState } from '../endpoint-table.js';
+import { batchSlots } from '../load-estimate.js';
 import type { RoomQuery } from './types.js';
 
 /**
  * Free batch slots on `e` by the router's own in-flight count, which is always current,
- * against its batch capacity (configured or learnt), else `unknownCapacity`; null when
- * neither is known. Negative: that many of ours wait inside the engine.
+ * against its batch slots (its capacity, configured or learnt, else `unknownCapacity`,
+ * and fewer where its KV cache holds fewer); null when neither is known. Negative: that many of ours wait inside the engine.
  */
 export function freeSlots(e: EndpointState, unknownCapacity: number | null): number | null {
-  const capacity = e.batchCapacity ?? unknownCapacity;
-  return capacity === null ? null : capacity - e.inflight;
+  const slots = batchSlots(e, unknownCapacity);
+  return slots === null ? null : slots - e.inflight;
 }
 
 /**
