@@ -352,11 +352,11 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
   const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const now = Date.now();
-  assert.ok(a.paces(1, now) && !a.paces(0, now), 'the first band is never paced');
+  assert.ok(a.paces(1) && !a.paces(0), 'the first band is never paced');
   const first = a.tryAdmit(1, now, 1_500)!;
   const second = a.tryAdmit(1, now, 1_500)!;
   assert.ok(first && second, '3,000 tokens of the 4,000 two replicas allow');
-  assert.match(a.holdReason(1, now, 1_500) ?? '', /3000 prompt tokens of lower bands being prefilled; 1500 more would pass the budget of 4000 \(2000 per replica\)/);
+  assert.match(a.holdReason(1, now, 1_500) ?? '', /3000 prompt tokens of lower bands being prefilled; 1500 more would pass the budget of 4000 across the replicas taking traffic/);
   assert.ok(a.tryAdmit(0, now, 1_500), 'platinum is not held by bronze prefills');
   const released: number[] = [];
   const ac = new AbortController();
@@ -377,7 +377,7 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
   assert.ok(big, 'a prompt over the whole budget still goes when nothing else is being prefilled');
   big.release(now);
   const off = new Admission('m', table, CFG, STALE);
-  assert.not.ok(off.paces(1, now), 'a budget of 0: no pacing');
+  assert.not.ok(off.paces(1), 'a budget of 0: no pacing');
   eps[1]!.ready = false;
   const one = a.tryAdmit(1, now, 1_500)!;
   assert.match(a.holdReason(1, now, 1_000) ?? '', /budget of 2000/, 'the budget follows the replicas taking traffic');
@@ -429,26 +429,30 @@ test('a collected answer gives its prompt back at its real first token, and is n
   next.release(t0 + 9_000);
 });
 
-test('prefill pacing only where an engine does not bound its steps itself: a step budget unknown, absent or above ours', () => {
+// A flood meeting free slots on engines whose step budget was configured put ~56 long
+// prompts into each at once; a first-band request then waited behind ~11 steps of their
+// prefill (the engine bounds each step, not what it admitted ahead of the arrival).
+test('an engine that bounds its own steps is paced at twice its step budget; one that does not, at the configured budget', () => {
   const cfg = { ...CFG, prefill_tokens_per_replica: 8_192 };
   const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, stepBudget: 8_192 }));
   const a = new Admission('m', table, cfg, STALE);
   const now = Date.now();
-  assert.not.ok(a.paces(1, now), 'both engines chunk their prefill within the budget: not paced');
-  const many = Array.from({ length: 10 }, () => a.tryAdmit(1, now, 0));
-  assert.ok(many.every((p) => p !== null), 'lower-band prompts go without counting prefill');
-  for (const p of many) p!.release(now);
+  const wave = Array.from({ length: 20 }, () => a.tryAdmit(1, now, 1_600));
+  assert.ok(wave.every((p) => p !== null), '32,000 tokens: within two steps of each engine');
+  const budget = () => Number(/the budget of (\d+)/.exec(a.holdReason(1, now, 1_600) ?? '')?.[1]);
+  assert.is(budget(), 32_768, 'the 21st waits for first tokens: the engines would prefill it only after two steps');
   eps[1]!.stepBudget = 2_048;
-  assert.not.ok(a.paces(1, now), 'a smaller step budget bounds it more');
+  assert.is(budget(), 16_384 + 4_096, 'a smaller step budget: fewer tokens make two steps');
   eps[1]!.stepBudget = 0;
-  assert.ok(a.paces(1, now), 'an engine without chunked prefill prefills all it admits in one step: paced');
+  assert.is(budget(), 16_384 + 8_192, 'an engine without chunked prefill prefills all it admits in one step: the configured budget');
   eps[1]!.stepBudget = 32_768;
-  assert.ok(a.paces(1, now), 'a step budget above ours lets larger waves through: paced');
+  assert.is(budget(), 16_384 + 8_192, 'a step budget above ours: ours');
   eps[1]!.stepBudget = null;
-  assert.ok(a.paces(1, now), 'unknown: paced');
+  assert.is(budget(), 16_384 + 8_192, 'unknown: ours');
   eps[1]!.ready = false;
-  assert.not.ok(a.paces(1, now), 'only the engines taking traffic count');
-  assert.is(a.holdReason(1, now, 0), null);
+  assert.is(budget(), 16_384, 'only the engines taking traffic count');
+  for (const p of wave) p!.release(now);
+  assert.is(a.holdReason(1, now, 1_600), null);
 });
 
 test('a request not paced holds nothing back, even while a prompt over the whole budget is being prefilled', () => {

@@ -34,7 +34,7 @@ export function admitStage(deps: AdmitDeps): Stage {
       const admission = ctx.route.admission;
       ctx.permit = null;
       if (!admission) return next();
-      const tokens = admission.paces(ctx.band, Date.now()) ? await tokensToPrefill(ctx, deps) : 0;
+      const tokens = admission.paces(ctx.band) ? await tokensToPrefill(ctx, deps) : 0;
       let permit = admission.tryAdmit(ctx.band, Date.now(), tokens, seenAs(ctx));
       if (!permit) {
         if (log.enabled('debug')) log.debug('queued', { request: ctx.record.id, model: ctx.route.entry.name, band: ctx.record.band, why: admission.holdReason(ctx.band, Date.now(), tokens) });

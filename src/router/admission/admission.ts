@@ -3,9 +3,9 @@ import type { LlmgwError } from '../../errors.js';
 import type { EndpointState, EndpointTable } from '../endpoint-table.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { needsPacing, PrefillPacing } from './prefill-pacing.js';
+import { pacingBudget, PrefillPacing } from './prefill-pacing.js';
 import { recallCount } from './recall.js';
-import { saturation, servingPriority, servingReplicas, usable, type Saturation } from './saturation.js';
+import { saturation, servingPriority, usable, type Saturation } from './saturation.js';
 
 /**
  * How the router sees a request's first token: `streamed`, the client streams it;
@@ -62,17 +62,9 @@ export class Admission {
     return this.limit.limit;
   }
 
-  /**
-   * Whether requests of `band` are prefill-paced now: the caller then passes their
-   * estimated prompt tokens. Only while some engine taking traffic does not bound its
-   * steps' prefill itself (`needsPacing`).
-   */
-  paces(band: number, now: number): boolean {
-    if (!this.pacing.paces(band)) return false;
-    const endpoints = this.table.forModel(this.model);
-    const top = servingPriority(endpoints, now);
-    for (const e of endpoints) if (e.priority === top && usable(e, now) && needsPacing(e, this.cfg.prefill_tokens_per_replica)) return true;
-    return false;
+  /** Whether requests of `band` are prefill-paced: the caller then passes their estimated prompt tokens. */
+  paces(band: number): boolean {
+    return this.pacing.paces(band);
   }
 
   /**
@@ -197,7 +189,11 @@ export class Admission {
   private paceHold(band: number, promptTokens: number, now: number): string | null {
     if (promptTokens === 0 || !this.pacing.paces(band)) return null;
     this.expireUnseen(now);
-    return this.pacing.hold(promptTokens, servingReplicas(this.table.forModel(this.model), now));
+    const endpoints = this.table.forModel(this.model);
+    const top = servingPriority(endpoints, now);
+    let budget = 0;
+    for (const e of endpoints) if (e.priority === top && usable(e, now)) budget += pacingBudget(e, this.cfg.prefill_tokens_per_replica);
+    return this.pacing.hold(promptTokens, budget);
   }
 
   /** Counts a paced request's prompt as being prefilled; the tokens its permit gives back at its first token. */

@@ -7,17 +7,11 @@ import type { EndpointState } from '../endpoint-table.js';
  * completions frees many slots at once). An interactive request sharing that step waits
  * for the whole wave's prefill. So the lower bands' prompt tokens being prefilled —
  * admitted and not yet at their first token — are bounded, and a wave is let in as the
- * previous one reaches its first tokens: each step prefills at most about a budget of
- * lower-band tokens beside the first band's.
+ * previous one reaches its first tokens.
  *
- * Counted per model against the budget times the replicas taking traffic, as admission
- * decides before the scheduler picks a replica. A prompt larger than the whole budget
- * still goes when nothing else of the lower bands is being prefilled.
- *
- * Only where some engine needs it (`needsPacing`): an engine whose own per-step budget
- * is known and within ours already bounds each step's prefill, and pacing it as well
- * cost bronze 30–60 % of its throughput in the admission bench, each paced prefill
- * waiting for earlier first tokens to travel back through the gateway.
+ * Counted per model against the sum of the replicas' budgets (`pacingBudget`), as
+ * admission decides before the scheduler picks a replica. A prompt larger than the whole
+ * budget still goes when nothing else of the lower bands is being prefilled.
  */
 export class PrefillPacing {
   /** Prompt tokens of lower-band requests admitted and not yet at their first token. */
@@ -33,12 +27,10 @@ export class PrefillPacing {
     return band > 0 && this.perReplica > 0;
   }
 
-  /** Why a lower-band prompt of `tokens` must wait now, or null when it may go. */
-  hold(tokens: number, replicas: number): string | null {
-    if (this.tokens === 0) return null;
-    const budget = this.perReplica * Math.max(1, replicas);
-    if (this.tokens + tokens <= budget) return null;
-    return `${this.tokens} prompt tokens of lower bands being prefilled; ${tokens} more would pass the budget of ${budget} (${this.perReplica} per replica)`;
+  /** Why a lower-band prompt of `tokens` must wait now, or null when it may go; `budget`: the replicas' `pacingBudget`s summed. */
+  hold(tokens: number, budget: number): string | null {
+    if (this.tokens === 0 || this.tokens + tokens <= budget) return null;
+    return `${this.tokens} prompt tokens of lower bands being prefilled; ${tokens} more would pass the budget of ${budget} across the replicas taking traffic`;
   }
 
   started(tokens: number): void {
@@ -52,10 +44,18 @@ export class PrefillPacing {
 }
 
 /**
- * Whether admission paces lower-band prefills to `e`: its per-step token budget is
- * unknown, absent (chunked prefill off: all it admits is prefilled in one step) or above
- * `perReplica`.
+ * Lower-band prompt tokens `e` may be prefilling at once. Where its per-step budget is
+ * unknown, none (chunked prefill off) or above `perReplica`: `perReplica`, which bounds
+ * what one step prefills beside a first-band request. Where its own budget is known and
+ * within that, the engine bounds each step, but not the prompts admitted ahead of a
+ * first-band arrival, which waits a step for each budget's worth of them: a flood meeting
+ * 56 free slots per engine put as many 1,400–1,900-token prompts in each at once, and
+ * platinum waited ~11 steps (p99 420–600 ms, 25 alone, in the admission bench). Twice
+ * the engine's budget: one step's prefill under way and the next one's already there,
+ * so the engine never waits for a first token to travel back through the gateway (paced
+ * at once its budget, bronze lost 30–60 % of its throughput to that).
  */
-export function needsPacing(e: EndpointState, perReplica: number): boolean {
-  return e.stepBudget === null || e.stepBudget === 0 || e.stepBudget > perReplica;
+export function pacingBudget(e: Pick<EndpointState, 'stepBudget'>, perReplica: number): number {
+  const own = e.stepBudget;
+  return own === null || own === 0 || own > perReplica ? perReplica : 2 * own;
 }

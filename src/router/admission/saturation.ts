@@ -111,18 +111,6 @@ function waitingAheadOfTop(e: EndpointState, cfg: AdmissionConfig, now: number):
   return cfg.recall && e.enginePriority === null ? Math.max(0, ahead - recallCount(e)) : ahead;
 }
 
-/** The replicas taking traffic now: the usable ones of the highest usable priority. */
-export function servingReplicas(endpoints: readonly EndpointState[], now: number): number {
-  let top = -Infinity;
-  let n = 0;
-  for (const e of endpoints) {
-    if (!usable(e, now)) continue;
-    if (e.priority > top) [top, n] = [e.priority, 0];
-    if (e.priority === top) n++;
-  }
-  return n;
-}
-
 /** The priority of the replicas taking traffic now: the highest usable one (-Infinity: none). */
 export function servingPriority(endpoints: readonly EndpointState[], now: number): number {
   let top = -Infinity;
