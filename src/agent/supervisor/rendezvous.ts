@@ -8,18 +8,26 @@ import type { WaitFor } from '../engines/index.js';
 import { LlmgwError } from '../../errors.js';
 
 const RETRY_MS = 100;
+/** Longest a single connection attempt may wait for an answer. */
+const ATTEMPT_MS = 1_000;
+
+const NONE = 'no attempt finished';
 
 /** Resolves once `target` accepts a connection; rejects with LLMGW_RENDEZVOUS_TIMEOUT, or with the abort reason. */
 export async function waitForListener(target: WaitFor, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + target.timeoutMs;
-  let last = 'no attempt finished';
+  let last = NONE;
   for (;;) {
     signal.throwIfAborted();
     const left = deadline - Date.now();
     if (left <= 0) break;
-    const err = await tryConnect(target.host, target.port, Math.min(left, 1_000), signal);
-    if (err === null) return;
-    last = err;
+    const budget = Math.min(left, ATTEMPT_MS);
+    const failed = await tryConnect(target.host, target.port, budget, signal);
+    if (failed === null) return;
+    // An attempt the deadline cut to a few ms and that timed out says nothing of the
+    // listener: on a busy host its timer fires before a refusal already queued is read
+    // (timers run first in Node's event loop). The last real answer stays the reason.
+    if (!failed.timedOut || budget === ATTEMPT_MS || last === NONE) last = failed.why;
     await sleep(Math.min(RETRY_MS, Math.max(0, deadline - Date.now())), undefined, { signal });
   }
   throw new LlmgwError(
@@ -29,17 +37,17 @@ export async function waitForListener(target: WaitFor, signal: AbortSignal): Pro
   );
 }
 
-/** One connection attempt: null when it connected, else why not. */
-function tryConnect(host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<string | null> {
+/** One connection attempt: null when it connected, else why not (and whether its own timer ended it). */
+function tryConnect(host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<{ why: string; timedOut: boolean } | null> {
   return new Promise((resolve) => {
     const socket = connect({ host, port, signal });
-    const done = (result: string | null): void => {
+    const done = (result: { why: string; timedOut: boolean } | null): void => {
       clearTimeout(timer);
       socket.destroy();
       resolve(result);
     };
-    const timer = setTimeout(() => done(`no answer within ${timeoutMs} ms`), timeoutMs);
+    const timer = setTimeout(() => done({ why: `no answer within ${timeoutMs} ms`, timedOut: true }), timeoutMs);
     socket.once('connect', () => done(null));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+    socket.once('error', (err: NodeJS.ErrnoException) => done({ why: err.code ?? err.message, timedOut: false }));
   });
 }
