@@ -64,7 +64,12 @@
 // waits on the step it shares, not on the engine's queue.
 // `prefill_tokens_per_replica` trades them: at 4096 platinum 1.7–6.0×, bronze 0.73–0.81
 // in 10 of 14 runs (0.38–0.60 in 4); at 2048 platinum 1.3–3.8×, bronze 0.39–0.65.
-// The short cells at speed 4 are bound by this machine: their host floor is 2–8×.
+// The short cells at speed 4 miss in the platinum-first order at the flood's onset: in
+// a traced run of `vllm short` every platinum first token over 17 ms (23–50 ms) came
+// 200–510 ms after the flood began, while the engines' batch was still being learnt
+// (held at 0.48 s), and the floor's own slowest (18–32 ms) came then too. In a traced
+// `live gauges long` run the slow ones (96–114 ms) were spread over the whole phase:
+// the long cells miss in steady state, on the steps platinum shares.
 //
 // Earlier rounds' figures and the rules tried and dropped are in the commit history:
 // `git log -p -- bench/admission.ts src/router/admission`.
