@@ -101,7 +101,7 @@ spec('a rendezvous that never accepts fails the shard with the reason, instead o
   const leaderPort = await freePort();
   ctx.h.sup.start('rank1', rayRankSpec(1, await freePort(), leaderPort));
   const failed = await ctx.h.reach('rank1', 'failed');
-  assert.match(failed.reason!, new RegExp(`^rendezvous 127\\.0\\.0\\.1:${leaderPort} did not accept a connection within 1000 ms \\(last attempt: ECONNREFUSED\\); is the leader rank running\\?$`));
+  assert.match(failed.reason!, new RegExp(`^rendezvous 127\\.0\\.0\\.1:${leaderPort} did not accept a connection within 1000 ms \\(last attempt: ECONNREFUSED\\); is the leader rank running\\?$`), `the reason was: ${failed.reason}`);
   assert.equal(ctx.h.states('rank1'), ['starting', 'failed']);
   assert.is(ctx.h.status('rank1')!.processes.length, 0, 'the worker was never started');
 });
