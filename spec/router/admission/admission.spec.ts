@@ -451,6 +451,8 @@ test('an engine that bounds its own steps is paced at twice its step budget; one
   assert.is(budget(), 16_384 + 8_192, 'unknown: ours');
   eps[1]!.ready = false;
   assert.is(budget(), 16_384, 'only the engines taking traffic count');
+  eps[0]!.ready = false;
+  assert.is(budget(), 8_192, 'none taking traffic: one replica of the configured budget, not none');
   for (const p of wave) p!.release(now);
   assert.is(a.holdReason(1, now, 1_600), null);
 });

@@ -191,9 +191,12 @@ export class Admission {
     this.expireUnseen(now);
     const endpoints = this.table.forModel(this.model);
     const top = servingPriority(endpoints, now);
+    const perReplica = this.cfg.prefill_tokens_per_replica;
     let budget = 0;
-    for (const e of endpoints) if (e.priority === top && usable(e, now)) budget += pacingBudget(e, this.cfg.prefill_tokens_per_replica);
-    return this.pacing.hold(promptTokens, budget);
+    for (const e of endpoints) if (e.priority === top && usable(e, now)) budget += pacingBudget(e, perReplica);
+    // With no replica taking traffic for a moment (a breaker open), one replica's worth
+    // still goes: the dispatcher answers what finds none.
+    return this.pacing.hold(promptTokens, Math.max(budget, perReplica));
   }
 
   /** Counts a paced request's prompt as being prefilled; the tokens its permit gives back at its first token. */
