@@ -71,6 +71,14 @@
 // `live gauges long` run the slow ones (96–114 ms) were spread over the whole phase:
 // the long cells miss in steady state, on the steps platinum shares.
 //
+// On a GPU, against an engine we did not write (transformers 5.17's continuous batching,
+// a random Llama-8B shape, bf16, one H200; `bench/engines/transformers_cb.py` behind
+// BENCH_ADMISSION_ENGINES, flood sized on 32): platinum held, bronze did not. Its steps
+// cost ~80–110 ms whatever the batch (Python-bound), so it ran 160+ at once with
+// admission off and throughput grew with the batch; llmgw held it to ~60 (short
+// prompts: ×p99 1.0 / 1.1, bronze 0.36 / 0.33 of off, 14–18 platinum samples a phase)
+// and to 4–5 (long prompts: learnt 8–9, bronze timed out after 30 s; off ×p99 56–112×).
+// `host-bound short` is that engine in the sim; it reproduces the bronze miss.
 // Earlier rounds' figures and the rules tried and dropped are in the commit history:
 // `git log -p -- bench/admission.ts src/router/admission`.
 
@@ -95,6 +103,14 @@ const PHASE_SAMPLES = 200;
 /** A phase lasts what PHASE_SAMPLES take at the platinum rate, within these bounds. */
 const MIN_PHASE_MS = 3_000;
 const MAX_PHASE_MS = 5_000;
+/**
+ * External engines may be far slower than the sims (a GPU engine without CUDA graphs runs
+ * a few requests a second): longer phases keep the platinum samples' count from
+ * collapsing, and a queued bronze request may wait minutes, not 30 s, before it counts
+ * as lost.
+ */
+const EXTERNAL_MAX_PHASE_MS = 15_000;
+const EXTERNAL_STUCK_MS = 300_000;
 /** Bronze keeps this many times the fleet's batch slots outstanding. */
 export const FLOOD_FACTOR = 5;
 /** Bronze first: how long the flood runs before platinum starts. */
@@ -128,6 +144,12 @@ export interface Cell {
   sizeConfigured?: boolean;
   /** The engines run vLLM's `--scheduling-policy priority` and llmgw's config says so (`priority_scheduling: lower-first`). */
   enginePriority?: boolean;
+  /**
+   * Engines already running at these URLs (BENCH_ADMISSION_ENGINES), serving MODEL, in
+   * place of sims: real ones on a GPU. Their capacity is measured, not computed, and
+   * they have no host floor (it needs an idle engine of the same kind beside them).
+   */
+  external?: readonly string[];
 }
 
 const LONG = [1_400, 1_900] as const;
@@ -156,10 +178,35 @@ export const CELLS: readonly Cell[] = [
   // The same, its KV cache holding ~24 such requests: max_num_seqs is a ceiling the cache
   // reaches first, as with long contexts on real GPUs.
   { name: 'KV-bound 64 long varied, size configured', engines: 2, sim: { speed: 4, maxNumSeqs: 64, numGpuBlocks: 2_600 }, prompt: LONG, maxTokens: [16, 128], sizeConfigured: true },
+  // An engine bound by its host: a step costs about the same with 1 or 256 running, so
+  // throughput grows with the batch. Fitted on transformers' continuous batching running
+  // a random Llama-8B shape on an H200 (`bench/engines/transformers_cb.py`): ~82 ms a step
+  // alone, ~86 ms with 32 running; the prefill term is a guess, short prompts barely use it.
+  { name: 'host-bound short', engines: 1, sim: { speed: 4, maxNumSeqs: 256, stepUs: [80_000, 300, 130] }, prompt: [16, 16], maxTokens: [96, 96] },
   // Engines that order their own queue by the band llmgw sends (vLLM --scheduling-policy priority).
   { name: 'vllm long, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: LONG, maxTokens: [24, 24], enginePriority: true },
   { name: 'vllm short, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: [16, 16], maxTokens: [96, 96], enginePriority: true },
 ];
+
+/**
+ * BENCH_ADMISSION_ENGINES=http://gpu-1:8000,http://gpu-2:8000 runs the matrix's shapes of
+ * load against those engines instead (they must serve the name `bench-admission`, e.g.
+ * vLLM's `--served-model-name bench-admission`), and nothing else.
+ * BENCH_ADMISSION_SLOTS: what the flood is sized on, per engine (default 32): bronze
+ * keeps FLOOD_FACTOR times that outstanding.
+ */
+function externalCells(env: NodeJS.ProcessEnv = process.env): Cell[] {
+  const urls = env['BENCH_ADMISSION_ENGINES']?.split(',').filter((u) => u !== '');
+  if (!urls || urls.length === 0) return [];
+  const slots = Number(env['BENCH_ADMISSION_SLOTS'] ?? 32);
+  if (!Number.isSafeInteger(slots) || slots < 1) throw new Error(`BENCH_ADMISSION_SLOTS: a whole number of slots per engine, not ${env['BENCH_ADMISSION_SLOTS']}`);
+  const sim: EngineShape = { speed: 1, maxNumSeqs: slots };
+  return [
+    { name: 'external short', engines: urls.length, sim, prompt: [16, 16], maxTokens: [96, 96], external: urls },
+    { name: 'external long', engines: urls.length, sim, prompt: LONG, maxTokens: [24, 24], external: urls },
+    { name: 'external varied long', engines: urls.length, sim, prompt: LONG, maxTokens: [16, 128], external: urls },
+  ];
+}
 
 type Order = 'platinum first' | 'bronze first';
 const ORDERS: readonly Order[] = ['platinum first', 'bronze first'];
@@ -202,6 +249,8 @@ interface Plan {
   platinumRate: number;
   phaseMs: number;
   outstanding: number;
+  /** How long a request may go unanswered before it counts as failed. */
+  stuckMs: number;
 }
 
 interface Timed {
@@ -230,7 +279,7 @@ interface CellResult {
   off: { platinum: Sample[]; bronze: Flood };
   on: OnRun[];
   /** Platinum to an idle engine of its own through the same server, while bronze floods the cell's: the part of its TTFT this machine adds. */
-  floor: { alone: Sample[]; flood: Sample[] };
+  floor: { alone: Sample[]; flood: Sample[] } | null;
 }
 
 export const suite: Suite = {
@@ -241,7 +290,8 @@ export const suite: Suite = {
     const results: CellResult[] = [];
     // BENCH_ADMISSION_CELLS=long,batch runs only the cells whose names contain one of the words.
     const only = process.env.BENCH_ADMISSION_CELLS?.split(',').filter((w) => w !== '');
-    for (const [k, cell] of CELLS.entries()) {
+    const external = externalCells();
+    for (const [k, cell] of (external.length > 0 ? external : CELLS).entries()) {
       if (only && !only.some((w) => cell.name.includes(w))) continue;
       const t0 = performance.now();
       results.push(await runCell(cell, createRng(1000 + k)));
@@ -255,22 +305,15 @@ export const suite: Suite = {
 async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
   const procs: Launched[] = [];
   try {
-    const sims = await startedAll(
-      Array.from({ length: cell.engines }, (_, i) => startSim({ model: MODEL, seed: i, ...cell.sim })),
-      procs,
-    );
-    const endpoints = sims.map((s, i) => ({ id: `engine-${i}`, url: s.url, ...(cell.sizeConfigured ? { maxNumSeqs: cell.sim.maxNumSeqs } : {}) }));
+    const urls = cell.external ?? (await startedAll(Array.from({ length: cell.engines }, (_, i) => startSim({ model: MODEL, seed: i, ...cell.sim })), procs)).map((s) => s.url);
+    const endpoints = urls.map((url, i) => ({ id: `engine-${i}`, url, ...(cell.sizeConfigured ? { maxNumSeqs: cell.sim.maxNumSeqs } : {}) }));
     // Deep-merged over the endpoints element by element.
-    const budgets: ConfigObject | undefined = cell.sizeConfigured ? { endpoints: sims.map(() => ({ max_num_batched_tokens: stepBudgetOf(cell.sim) })) } : undefined;
-    const priority: ConfigObject | undefined = cell.enginePriority ? { endpoints: sims.map(() => ({ priority_scheduling: 'lower-first' })) } : undefined;
+    const budgets: ConfigObject | undefined = cell.sizeConfigured ? { endpoints: urls.map(() => ({ max_num_batched_tokens: stepBudgetOf(cell.sim) })) } : undefined;
+    const priority: ConfigObject | undefined = cell.enginePriority ? { endpoints: urls.map(() => ({ priority_scheduling: 'lower-first' })) } : undefined;
     const admission = (enabled: boolean): ConfigObject => ({ router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } });
     const config = (enabled: boolean) => llmgwConfig({ model: MODEL, endpoints, extra: [budgets, priority, admission(enabled), extraConfigFromEnv()] });
     const work = new Workload(cell, rng);
     const slots = cell.engines * cell.sim.maxNumSeqs;
-
-    const capacityRps = cell.engines * engineCapacity(cell);
-    const platinumRate = PLATINUM_SHARE * capacityRps;
-    const plan: Plan = { platinumRate, phaseMs: clamp((1000 * PHASE_SAMPLES) / platinumRate, MIN_PHASE_MS, MAX_PHASE_MS), outstanding: FLOOD_FACTOR * slots };
 
     // Admission off first: bronze's baseline. Nothing it does can teach a later server
     // anything: each on-run starts a fresh one. A finished server only scrapes, so it
@@ -281,6 +324,14 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       stopping.push(p.stop());
     };
     const off = (await startedAll([startLlmgw(config(false))], procs))[0]!;
+    const capacityRps = cell.external ? await measuredCapacity(off, work, slots) : cell.engines * engineCapacity(cell);
+    const platinumRate = PLATINUM_SHARE * capacityRps;
+    const plan: Plan = {
+      platinumRate,
+      phaseMs: clamp((1000 * PHASE_SAMPLES) / platinumRate, MIN_PHASE_MS, cell.external ? EXTERNAL_MAX_PHASE_MS : MAX_PHASE_MS),
+      outstanding: FLOOD_FACTOR * slots,
+      stuckMs: cell.external ? EXTERNAL_STUCK_MS : 30_000,
+    };
     const offRun = await bronzeFirst(off, work, plan, rng, false);
     assertAlive(procs);
     retire(off);
@@ -293,6 +344,11 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       on.push({ order, alone: run.alone, flood: run.flood, bronze: run.bronze, capacity: await watch.stop() });
       assertAlive(procs);
       retire(gw);
+    }
+    const result = { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on };
+    if (cell.external) {
+      await Promise.all(stopping);
+      return { ...result, floor: null };
     }
     // The host floor: the same flood and platinum load, platinum served by an engine of
     // its own. On a small machine the load generator, the server and the engines share
@@ -307,10 +363,33 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
     retire(fgw);
     retire(own);
     await Promise.all(stopping);
-    return { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on, floor: { alone: floorRun.alone, flood: floorRun.flood } };
+    return { ...result, floor: { alone: floorRun.alone, flood: floorRun.flood } };
   } finally {
     await stopAll(procs);
   }
+}
+
+/** Seconds of a saturated closed loop that measure an external fleet's capacity; the first of them also warm its engines up. */
+const CALIBRATE_MS = 6_000;
+
+/**
+ * Completions/s of engines we cannot simulate, measured through the admission-off server
+ * with their slots kept busy (the last two thirds of CALIBRATE_MS: the first third warms
+ * up what a real engine compiles or allocates on its first batches).
+ */
+async function measuredCapacity(gw: RunningLlmgw, work: Workload, slots: number): Promise<number> {
+  const client = new LoadClient(gw.url, slots, EXTERNAL_STUCK_MS);
+  const done: number[] = [];
+  const t0 = performance.now();
+  await closedLoop({ concurrency: slots, durationMs: CALIBRATE_MS }, async () => {
+    const { sample } = await client.post('/v1/completions', work.body(false), { headers: BRONZE });
+    if (sample.error === undefined) done.push(performance.now());
+  });
+  await client.close();
+  const from = t0 + CALIBRATE_MS / 3;
+  const rps = (1000 * done.filter((t) => t >= from).length) / (performance.now() - from);
+  if (!(rps > 0)) throw new Error(`the external engines completed nothing in ${CALIBRATE_MS / 1000} s through the admission-off server`);
+  return rps;
 }
 
 /**
@@ -320,7 +399,15 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
  */
 function engineCapacity(cell: Cell): number {
   const clock = new ManualClock(0);
-  const engine = new SimEngine({ clock, maxNumSeqs: cell.sim.maxNumSeqs, maxNumBatchedTokens: cell.sim.maxNumBatchedTokens, numGpuBlocks: cell.sim.numGpuBlocks, speed: cell.sim.speed });
+  const step = cell.sim.stepUs;
+  const engine = new SimEngine({
+    clock,
+    maxNumSeqs: cell.sim.maxNumSeqs,
+    maxNumBatchedTokens: cell.sim.maxNumBatchedTokens,
+    numGpuBlocks: cell.sim.numGpuBlocks,
+    speed: cell.sim.speed,
+    ...(step && { stepModel: { beta0: step[0], beta1: step[1], beta2: step[2] } }),
+  });
   const rng = createRng(7);
   const endMs = CAPACITY_SIM_S * 1000;
   let next = 0;
@@ -369,7 +456,7 @@ async function platinumLoop(client: LoadClient, work: Workload, schedule: number
 
 /** Bronze keeps `outstanding` requests in flight for LEAD_MS + the phase; a refused one backs off a second, as a batch client would, instead of spinning. */
 async function flood(gw: RunningLlmgw, work: Workload, plan: Plan): Promise<Flood> {
-  const client = new LoadClient(gw.url, plan.outstanding);
+  const client = new LoadClient(gw.url, plan.outstanding, plan.stuckMs);
   const samples: Sample[] = [];
   const startAt = performance.now();
   const wallMs = await closedLoop({ concurrency: plan.outstanding, durationMs: LEAD_MS + plan.phaseMs }, async () => {
@@ -383,7 +470,7 @@ async function flood(gw: RunningLlmgw, work: Workload, plan: Plan): Promise<Floo
 
 /** Platinum alone (after WARM_MS) for a phase, then the flood joins it; platinum goes on until the flood stops. */
 async function platinumFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, platinumModel = MODEL): Promise<Omit<OnRun, 'order' | 'capacity'>> {
-  const client = new LoadClient(gw.url, 256);
+  const client = new LoadClient(gw.url, 256, plan.stuckMs);
   const measuredFrom = performance.now() + WARM_MS;
   const flooding = new Promise<Flood>((resolve, reject) => setTimeout(() => flood(gw, work, plan).then(resolve, reject), WARM_MS + plan.phaseMs));
   const platinum = await platinumLoop(client, work, poisson(rng, plan.platinumRate, WARM_MS + 2 * plan.phaseMs + LEAD_MS), platinumModel);
@@ -398,7 +485,7 @@ async function platinumFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: 
 
 /** The flood first; platinum joins after LEAD_MS; after the flood (and its queue) is done, platinum alone. */
 async function bronzeFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, alone: boolean): Promise<Omit<OnRun, 'order' | 'capacity'>> {
-  const client = new LoadClient(gw.url, 256);
+  const client = new LoadClient(gw.url, 256, plan.stuckMs);
   const flooding = flood(gw, work, plan);
   await new Promise((r) => setTimeout(r, LEAD_MS));
   const during = await platinumLoop(client, work, poisson(rng, plan.platinumRate, plan.phaseMs));
@@ -433,16 +520,16 @@ function capacityText(seen: CapacitySeen, floodAt: number, slots: number, config
 function printResults(results: readonly CellResult[]): void {
   console.log('');
   printTable(
-    ['cell', 'engines', 'gauges', 'step budget', 'flavor', 'prompt tok', 'max_tokens', 'speed', 'engine capacity req/s', 'platinum req/s', 'phase s', 'bronze outstanding'],
+    ['cell', 'engines', 'gauges', 'step budget', 'flavor', 'prompt tok', 'max_tokens', 'speed', 'capacity req/s (external: measured)', 'platinum req/s', 'phase s', 'bronze outstanding'],
     results.map(({ cell, capacityRps, plan }) => [
       cell.name,
-      `${cell.engines}×${cell.sim.maxNumSeqs}`,
-      cell.sim.gaugeLagMs ? `${cell.sim.gauges ?? 'step'}, every ${cell.sim.gaugeLagMs} ms` : (cell.sim.gauges ?? 'step'),
-      cell.sim.maxNumBatchedTokens === 0 ? 'none' : String(cell.sim.maxNumBatchedTokens ?? 8192),
-      cell.sim.flavor ?? 'vllm',
+      cell.external ? `${cell.engines} external, flood sized on ${cell.sim.maxNumSeqs}` : `${cell.engines}×${cell.sim.maxNumSeqs}`,
+      cell.external ? 'theirs' : cell.sim.gaugeLagMs ? `${cell.sim.gauges ?? 'step'}, every ${cell.sim.gaugeLagMs} ms` : (cell.sim.gauges ?? 'step'),
+      cell.external ? 'theirs' : cell.sim.maxNumBatchedTokens === 0 ? 'none' : String(cell.sim.maxNumBatchedTokens ?? 8192),
+      cell.external ? 'external' : (cell.sim.flavor ?? 'vllm'),
       range(cell.prompt),
       range(cell.maxTokens),
-      String(cell.sim.speed),
+      cell.external ? '-' : String(cell.sim.speed),
       fmtNum(capacityRps),
       fmtNum(plan.platinumRate),
       fmtNum(plan.phaseMs / 1000),
@@ -456,7 +543,8 @@ function printResults(results: readonly CellResult[]): void {
   for (const r of results) {
     const offBronze = summarize(r.off.bronze.samples, r.off.bronze.wallMs);
     const slots = r.cell.sim.maxNumSeqs;
-    const floor = ttfts(r.floor.flood).p99 / ttfts(r.floor.alone).p99;
+    // No floor (external engines): nothing is taken out.
+    const floor = r.floor ? ttfts(r.floor.flood).p99 / ttfts(r.floor.alone).p99 : null;
     for (const run of r.on) {
       const alone = ttfts(run.alone);
       const during = ttfts(run.flood);
@@ -467,7 +555,7 @@ function printResults(results: readonly CellResult[]): void {
       const platErrors = run.alone.length + run.flood.length - alone.n - during.n;
       const others = [...(bronzeRatio < BRONZE_BUDGET ? ['bronze'] : []), ...(bronze.errors > 0 ? ['lost'] : []), ...(platErrors > 0 ? ['plat err'] : [])];
       const fails = [...(ratio > TTFT_BUDGET || !Number.isFinite(ratio) ? ['ttft'] : []), ...others];
-      const overFloor = ratio / Math.max(1, floor);
+      const overFloor = ratio / Math.max(1, floor ?? 1);
       const failsOverFloor = [...(overFloor > TTFT_BUDGET || !Number.isFinite(overFloor) ? ['ttft'] : []), ...others];
       if (fails.length > 0) failing++;
       if (failsOverFloor.length > 0) failingOverFloor++;
@@ -480,8 +568,8 @@ function printResults(results: readonly CellResult[]): void {
         fmtNum(during.p50),
         fmtNum(during.p99),
         fmtRatio(ratio),
-        fmtRatio(floor),
-        fmtRatio(overFloor),
+        floor === null ? '-' : fmtRatio(floor),
+        floor === null ? '-' : fmtRatio(overFloor),
         fmtRatio(offDuring.p99 / alone.p99),
         fmtRatio(bronzeRatio),
         bronze.errors === 0 ? `yes (${bronze.ok})` : `no: ${bronze.errorKinds.join(', ')}`,

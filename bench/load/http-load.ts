@@ -39,9 +39,9 @@ export class LoadClient {
   /** Samples' startMs count from here. */
   private readonly origin = performance.now();
 
-  constructor(url: string, connections: number) {
-    // A stuck request fails after 30 s instead of hanging the run it belongs to.
-    this.pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  /** `stuckMs`: a stuck request fails after this long instead of hanging the run it belongs to. */
+  constructor(url: string, connections: number, stuckMs = 30_000) {
+    this.pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: stuckMs, bodyTimeout: stuckMs });
   }
 
   /** POSTs `body` (JSON text) to `path`; never throws: failures are Samples with `error`. */

@@ -26,6 +26,8 @@ export interface SimOptions {
   schedulingPolicy?: 'fcfs' | 'priority';
   /** false: an SGLang that publishes no /server_info, so llmgw learns its batch size. */
   serverInfo?: boolean;
+  /** Step time in µs: per step, per prefill token, per decode token (`--step-us`). */
+  stepUs?: readonly [number, number, number];
 }
 
 export interface RunningSim extends Launched {
@@ -42,6 +44,7 @@ export async function startSim(o: SimOptions): Promise<RunningSim> {
   if (o.gaugeLagMs !== undefined) args.push('--gauge-lag-ms', String(o.gaugeLagMs));
   if (o.schedulingPolicy !== undefined) args.push('--scheduling-policy', o.schedulingPolicy);
   if (o.serverInfo === false) args.push('--no-server-info');
+  if (o.stepUs !== undefined) args.push('--step-us', o.stepUs.join(','));
   const p = await launch({
     name: `sim ${o.model}`,
     command: process.execPath,

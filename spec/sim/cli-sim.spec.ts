@@ -48,6 +48,24 @@ test('--max-num-batched-tokens reaches the engine: a budget under max_num_seqs i
   await sim.stop();
 });
 
+test('--step-us sets the step time: an answer\'s tokens come a step apart in the engine\'s own time; a bad one is refused', async () => {
+  assert.match(await startFailure(['--model', 'm', '--step-us', '80000,300']), /--step-us must be three numbers ≥ 0 .* not '80000,300'/);
+  assert.match(await startFailure(['--model', 'm', '--step-us', '0,1,1']), /--step-us must be three numbers/);
+  // 40 ms a step and nothing for tokens: every inter-token gap is exactly 0.04 s of engine time.
+  const sim = await startSim('m', ['--step-us', '40000,0,0']);
+  try {
+    const res = await request(`${sim.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt: 'hello there', max_tokens: 4 }) });
+    assert.is(res.statusCode, 200);
+    await res.body.dump();
+    const sum = await metric(sim.url, 'vllm:inter_token_latency_seconds_sum');
+    const count = await metric(sim.url, 'vllm:inter_token_latency_seconds_count');
+    assert.is(count, 3);
+    assert.ok(Math.abs(sum / count - 0.04) < 1e-9, `mean inter-token latency ${sum / count} s, not 0.04 s`);
+  } finally {
+    await sim.stop();
+  }
+});
+
 /** Sends a streaming completion; resolves when its headers came, which the sim sends with the first token. */
 function streaming(sim: SimProcess, signal: AbortSignal): Promise<unknown> {
   return request(`${sim.url}/v1/completions`, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt: 'hello there', max_tokens: 5000, stream: true }) }).catch(() => undefined);

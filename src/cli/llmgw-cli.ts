@@ -52,6 +52,7 @@ export const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--gauges': 'live|step',
   '--gauge-lag-ms': 'MS',
   '--scheduling-policy': 'fcfs|priority',
+  '--step-us': 'STEP,PREFILL,DECODE',
   '--poison-marker': 'TEXT',
   '--admin': 'URL|HOST:PORT',
   '--token': 'TOKEN',

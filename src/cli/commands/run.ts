@@ -1,6 +1,7 @@
 import { Command, Option } from 'clipanion';
 import { LlmgwError } from '../../errors.js';
 import { parseHostPort } from '../../net/host-port.js';
+import type { StepModel } from '../../sim/index.js';
 
 const ROLES = 'server, agent, sim';
 const DEFAULT_SIM_LISTEN = '127.0.0.1:8000';
@@ -41,6 +42,10 @@ export class RunCommand extends Command {
   gauges = Option.String('--gauges', { description: 'sim: live (queues as they are when scraped) or step (the last step\'s scheduler stats, as vLLM; default)' });
   gaugeLagMs = Option.String('--gauge-lag-ms', { description: 'sim: gauges change only every N ms, as SGLang\'s do (default 0: no lag)' });
   schedulingPolicy = Option.String('--scheduling-policy', { description: 'sim: fcfs (default) or priority: the waiting queue ordered by the request\'s priority field, lower first, as vLLM\'s' });
+  stepUs = Option.String('--step-us', {
+    description:
+      'sim: step time in µs as PER_STEP,PER_PREFILL_TOKEN,PER_DECODE_TOKEN (default 5752.7,17.25,6: Llama-3.1-8B on an H100 under vLLM); a large first term is an engine bound by its host, whose steps cost about the same whatever the batch',
+  });
   serverInfo = Option.Boolean('--server-info', true, { description: 'sim: with --flavor sglang, publish its settings at /server_info as SGLang does (default); --no-server-info: as a release that publishes none' });
   fragile = Option.Boolean('--fragile', false, { description: 'sim: exit on a request whose standard fields have wrong types or ranges, as a careless engine would (for testing what stands in front of it)' });
   poisonMarker = Option.String('--poison-marker', { description: 'sim: with --fragile, also exit on a valid request whose prompt contains this text' });
@@ -105,6 +110,7 @@ export class RunCommand extends Command {
       gauges,
       gaugeLagMs: integer(this.gaugeLagMs, '--gauge-lag-ms'),
       schedulingPolicy,
+      stepModel: stepModel(this.stepUs),
       serverInfo: this.serverInfo,
         fragile: this.fragile ? { poisonMarker: this.poisonMarker ?? null } : undefined,
       },
@@ -123,6 +129,15 @@ function positiveNumber(v: string | undefined, flag: string): number | undefined
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new LlmgwError('LLMGW_INVALID_REQUEST', `${flag} must be a number > 0, not '${v}'`);
   return n;
+}
+
+function stepModel(v: string | undefined): StepModel | undefined {
+  if (v === undefined) return undefined;
+  const terms = v.split(',').map(Number);
+  if (terms.length !== 3 || terms.some((t) => !Number.isFinite(t) || t < 0) || terms[0] === 0) {
+    throw new LlmgwError('LLMGW_INVALID_REQUEST', `--step-us must be three numbers ≥ 0 (µs per step > 0, per prefill token, per decode token), such as 5752.7,17.25,6, not '${v}'`);
+  }
+  return { beta0: terms[0]!, beta1: terms[1]!, beta2: terms[2]! };
 }
 
 function integer(v: string | undefined, flag: string): number | undefined {
