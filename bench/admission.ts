@@ -78,7 +78,23 @@
 // admission off and throughput grew with the batch; llmgw held it to ~60 (short
 // prompts: ×p99 1.0 / 1.1, bronze 0.36 / 0.33 of off, 14–18 platinum samples a phase)
 // and to 4–5 (long prompts: learnt 8–9, bronze timed out after 30 s; off ×p99 56–112×).
-// `host-bound short` is that engine in the sim; it reproduces the bronze miss.
+// `host-bound short` is that engine in the sim; it reproduces the bronze miss: 0.55 / 0.52
+// of off on this build, every bronze request completed; ×p99 0.84 / 3.1 (the
+// platinum-first alone p99, 202 ms, caught the host's noise; flood p99 170 / 155 ms).
+// Traced: with no first-band request yet, a flood fills an engine of unknown size
+// through the waiting target (~35 in the first second); when
+// platinum arrives the adaptive limit starts at 4 and grows by one per streamed first
+// token (~20 a second), reaching ~100 when the phase ends; then it holds, as nothing
+// samples it, for the 60 s lower bands stay held after the last platinum request, and
+// the drain runs at ~100 of 256. Tried and dropped, each on this cell and the ones it
+// could hurt: the limit never below 90 % of the most seen running (a trace ran ~200
+// instead of ~100, but the bench's bronze stayed 0.54 / 0.52, and `vllm short, speed 1`
+// platinum-first went to 364 and 367 ms in two of three runs, 19–21 ms before); √limit
+// growth per round trip (overshot 256: platinum p50 529 ms until the size was learnt);
+// slow start doubling per round trip in time (its bursts taught a capacity of 110 of
+// 256); a queue read in one engine step counting once however many scrapes read it
+// (without it a trace learnt 216 of 256 from one step read three times; with it, no
+// bronze gain in the bench, and one `speed 1` platinum-first run at 431 ms of two).
 // Earlier rounds' figures and the rules tried and dropped are in the commit history:
 // `git log -p -- bench/admission.ts src/router/admission`.
 
@@ -106,11 +122,17 @@ const MAX_PHASE_MS = 5_000;
 /**
  * External engines may be far slower than the sims (a GPU engine without CUDA graphs runs
  * a few requests a second): longer phases keep the platinum samples' count from
- * collapsing, and a queued bronze request may wait minutes, not 30 s, before it counts
- * as lost.
+ * collapsing, and a platinum request may take minutes, not 30 s, before it counts as failed.
  */
 const EXTERNAL_MAX_PHASE_MS = 15_000;
 const EXTERNAL_STUCK_MS = 300_000;
+/**
+ * How long a bronze request may go unanswered before the flood's client gives up on it:
+ * llmgw's own bronze queue timeout (`queue_timeout_ms`, 300 s by default). A batch client
+ * waits longer than an interactive one, and at 30 s the flood counted as lost requests
+ * llmgw was still going to serve (a slow drain is what "bronze vs off" measures).
+ */
+const BRONZE_PATIENCE_MS = 300_000;
 /** Bronze keeps this many times the fleet's batch slots outstanding. */
 export const FLOOD_FACTOR = 5;
 /** Bronze first: how long the flood runs before platinum starts. */
@@ -249,7 +271,7 @@ interface Plan {
   platinumRate: number;
   phaseMs: number;
   outstanding: number;
-  /** How long a request may go unanswered before it counts as failed. */
+  /** How long a platinum request may go unanswered before it counts as failed. */
   stuckMs: number;
 }
 
@@ -378,7 +400,7 @@ const CALIBRATE_MS = 6_000;
  * up what a real engine compiles or allocates on its first batches).
  */
 async function measuredCapacity(gw: RunningLlmgw, work: Workload, slots: number): Promise<number> {
-  const client = new LoadClient(gw.url, slots, EXTERNAL_STUCK_MS);
+  const client = new LoadClient(gw.url, slots, BRONZE_PATIENCE_MS);
   const done: number[] = [];
   const t0 = performance.now();
   await closedLoop({ concurrency: slots, durationMs: CALIBRATE_MS }, async () => {
@@ -456,7 +478,7 @@ async function platinumLoop(client: LoadClient, work: Workload, schedule: number
 
 /** Bronze keeps `outstanding` requests in flight for LEAD_MS + the phase; a refused one backs off a second, as a batch client would, instead of spinning. */
 async function flood(gw: RunningLlmgw, work: Workload, plan: Plan): Promise<Flood> {
-  const client = new LoadClient(gw.url, plan.outstanding, plan.stuckMs);
+  const client = new LoadClient(gw.url, plan.outstanding, BRONZE_PATIENCE_MS);
   const samples: Sample[] = [];
   const startAt = performance.now();
   const wallMs = await closedLoop({ concurrency: plan.outstanding, durationMs: LEAD_MS + plan.phaseMs }, async () => {

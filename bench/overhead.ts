@@ -127,10 +127,10 @@ async function run(): Promise<void> {
     for (const [mode, body] of Object.entries(BODIES)) {
       // Targets one after the other at each load level, so the rows compared were
       // measured seconds apart, under the same background noise.
-      const low = new Map<Target, RunSummary>();
-      const high = new Map<Target, RunSummary>();
-      for (const t of targets) low.set(t, await measure(t, body, 1));
-      for (const t of targets) high.set(t, await measure(t, body, HIGH_C));
+      const low = new Map<Target, Measured>();
+      const high = new Map<Target, Measured>();
+      for (const t of targets) low.set(t, await measure(t, body, 1, upstreamUrl));
+      for (const t of targets) high.set(t, await measure(t, body, HIGH_C, upstreamUrl));
       assertAlive(procs);
       rows.push({ section: mode });
       const d1 = low.get(targets[0]!)!;
@@ -149,6 +149,7 @@ async function run(): Promise<void> {
           fmtRate(b.rps),
           fmtNum(b.latency.p99),
           base ? '' : fmtRatio(b.rps / d32.rps),
+          String(b.upstreamConnections),
           String(a.errors + b.errors),
         ]);
         for (const s of [a, b]) if (s.errors > 0) notes.push(`${mode} ${t.name}: ${s.errorKinds.join(', ')}`);
@@ -157,11 +158,12 @@ async function run(): Promise<void> {
 
     console.log(`overhead: static instant upstream, closed loop, ${WARMUP_MS} ms warmup + ${MEASURE_MS} ms measured per cell; latency = request sent → last byte`);
     console.log('');
-    printTable(['path', 'c=1 p50 ms', 'p99 ms', '+p50 ms', '+p99 ms', '×p50', `c=${HIGH_C} req/s`, 'p99 ms', '×req/s', 'errors'], rows);
+    printTable(['path', 'c=1 p50 ms', 'p99 ms', '+p50 ms', '+p99 ms', '×p50', `c=${HIGH_C} req/s`, 'p99 ms', '×req/s', 'upstream conns', 'errors'], rows);
     console.log(
       [
         '+p50/+p99: latency added over the direct path at c=1 (the budget: llmgw ≤ 0.25 ms p50, ≤ 1 ms p99).',
         `×: over the direct path. c=${HIGH_C} req/s: successful requests/s with ${HIGH_C} connections in a closed loop (budget: ≥ 10,000 with p99 < 20 ms).`,
+        `upstream conns: connections the engine accepted during the measured c=${HIGH_C} part (${HIGH_C} or so is a pool kept alive; many more is churn).`,
         'The load generator is a Node process on the same 2 cores: it, the proxy and the upstream compete for CPU, so c=32',
         '  figures are a floor of what each path sustains, comparable only within this run.',
         'Measured earlier on this kind of machine with wrk and a static nginx upstream, for scale: nginx adds 0.03/0.07 ms, a bare Node+undici proxy 0.23/1–3 ms;',
@@ -195,17 +197,26 @@ async function issueLimitedKey(adminUrl: string): Promise<string> {
 }
 
 /** A warmup, then `MEASURE_MS` of closed-loop load at `concurrency`; the summary of the measured part. */
-async function measure(target: Target, body: string, concurrency: number): Promise<RunSummary> {
+async function measure(target: Target, body: string, concurrency: number, upstreamUrl: string): Promise<Measured> {
   const client = new LoadClient(target.url, concurrency);
   const opts = target.headers ? { headers: target.headers } : {};
   try {
     await closedLoop({ concurrency, durationMs: WARMUP_MS }, async () => void (await client.post('/v1/chat/completions', body, opts)));
     const samples: Sample[] = [];
+    const before = await acceptedBy(upstreamUrl);
     const wallMs = await closedLoop({ concurrency, durationMs: MEASURE_MS }, async () => {
       samples.push((await client.post('/v1/chat/completions', body, opts)).sample);
     });
-    return summarize(samples, wallMs);
+    return { ...summarize(samples, wallMs), upstreamConnections: (await acceptedBy(upstreamUrl)) - before };
   } finally {
     await client.close();
   }
+}
+
+/** A summary, and how many connections the upstream accepted while it was measured (the health poller's few included). */
+type Measured = RunSummary & { upstreamConnections: number };
+
+async function acceptedBy(upstreamUrl: string): Promise<number> {
+  const res = await fetch(`${upstreamUrl}/connections`);
+  return ((await res.json()) as { accepted: number }).accepted;
 }

@@ -4,8 +4,9 @@
 //
 // It prints `static upstream listening on URL`. It answers POST /v1/chat/completions with
 // a canned chat.completion, or — when the body asks for `"stream":true` — a canned short
-// SSE stream (role chunk, three content chunks, finish chunk, [DONE], one write each), and
-// /health and /v1/models as llmgw's health poller expects.
+// SSE stream (role chunk, three content chunks, finish chunk, [DONE], one write each),
+// /health and /v1/models as llmgw's health poller expects, and /connections: how many
+// connections it has accepted, so a proxy that opens more than it keeps alive shows.
 //
 // Why not the sim engine at a very high --speed: even then every request goes through its
 // tokenizer, its scheduler's step loop (a timer hop per step) and one write per token, so
@@ -47,9 +48,11 @@ const models = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: model, 
 // as little as possible. Clients here send JSON.stringify output, which has no spaces.
 const STREAM = /"stream":\s*true/;
 
+let accepted = 0;
 const server = createServer({ noDelay: true }, (req, res) => {
   const path = req.url ?? '/';
   if (req.method === 'GET') {
+    if (path === '/connections') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ accepted }));
     if (path === '/health') return void res.writeHead(200, { 'content-length': 0 }).end();
     if (path === '/v1/models') return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': models.length }).end(models);
     return void res.writeHead(404, { 'content-length': 0 }).end();
@@ -67,6 +70,7 @@ const server = createServer({ noDelay: true }, (req, res) => {
   });
 });
 
+server.on('connection', () => accepted++);
 server.listen(0, '127.0.0.1', () => {
   const a = server.address() as AddressInfo;
   process.stdout.write(`static upstream listening on http://${a.address}:${a.port}\n`);
