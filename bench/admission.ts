@@ -95,6 +95,10 @@
 // 256); a queue read in one engine step counting once however many scrapes read it
 // (without it a trace learnt 216 of 256 from one step read three times; with it, no
 // bronze gain in the bench, and one `speed 1` platinum-first run at 431 ms of two).
+// The same engine with its size configured (`max_num_seqs: 256`) keeps bronze whole
+// (0.95 / 0.97) at flood p50 64 / 67 ms against 39 / 41 alone, p99 500 / 426 ms (host
+// floor 2.2×): on engines like it, configure the size; learning it from a 5 s flood at
+// ~20 platinum first tokens a second does not.
 // Earlier rounds' figures and the rules tried and dropped are in the commit history:
 // `git log -p -- bench/admission.ts src/router/admission`.
 
@@ -204,7 +208,9 @@ export const CELLS: readonly Cell[] = [
   // throughput grows with the batch. Fitted on transformers' continuous batching running
   // a random Llama-8B shape on an H200 (`bench/engines/transformers_cb.py`): ~82 ms a step
   // alone, ~86 ms with 32 running; the prefill term is a guess, short prompts barely use it.
+  // Its size learnt, then configured.
   { name: 'host-bound short', engines: 1, sim: { speed: 4, maxNumSeqs: 256, stepUs: [80_000, 300, 130] }, prompt: [16, 16], maxTokens: [96, 96] },
+  { name: 'host-bound short, size configured', engines: 1, sim: { speed: 4, maxNumSeqs: 256, stepUs: [80_000, 300, 130] }, prompt: [16, 16], maxTokens: [96, 96], sizeConfigured: true },
   // Engines that order their own queue by the band llmgw sends (vLLM --scheduling-policy priority).
   { name: 'vllm long, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: LONG, maxTokens: [24, 24], enginePriority: true },
   { name: 'vllm short, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: [16, 16], maxTokens: [96, 96], enginePriority: true },
