@@ -179,6 +179,7 @@ export interface Cell {
 }
 
 const LONG = [1_400, 1_900] as const;
+const HOST_BOUND: EngineShape = { speed: 4, maxNumSeqs: 256, stepUs: [80_000, 300, 130] };
 // `speed` keeps each cell's fleet near 150–300 req/s, what this machine can drive beside
 // the gateway; faster engines make the default 1 s poll staler in engine time, so a
 // cell at speed 4 is harsher than the same GPU would be.
@@ -209,8 +210,8 @@ export const CELLS: readonly Cell[] = [
   // a random Llama-8B shape on an H200 (`bench/engines/transformers_cb.py`): ~82 ms a step
   // alone, ~86 ms with 32 running; the prefill term is a guess, short prompts barely use it.
   // Its size learnt, then configured.
-  { name: 'host-bound short', engines: 1, sim: { speed: 4, maxNumSeqs: 256, stepUs: [80_000, 300, 130] }, prompt: [16, 16], maxTokens: [96, 96] },
-  { name: 'host-bound short, size configured', engines: 1, sim: { speed: 4, maxNumSeqs: 256, stepUs: [80_000, 300, 130] }, prompt: [16, 16], maxTokens: [96, 96], sizeConfigured: true },
+  { name: 'host-bound short', engines: 1, sim: HOST_BOUND, prompt: [16, 16], maxTokens: [96, 96] },
+  { name: 'host-bound short, size configured', engines: 1, sim: HOST_BOUND, prompt: [16, 16], maxTokens: [96, 96], sizeConfigured: true },
   // Engines that order their own queue by the band llmgw sends (vLLM --scheduling-policy priority).
   { name: 'vllm long, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: LONG, maxTokens: [24, 24], enginePriority: true },
   { name: 'vllm short, engine priority', engines: 2, sim: { speed: 4, maxNumSeqs: 16, schedulingPolicy: 'priority' }, prompt: [16, 16], maxTokens: [96, 96], enginePriority: true },
