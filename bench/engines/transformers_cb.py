@@ -21,11 +21,11 @@ import argparse
 import asyncio
 import json
 import os
-import queue
 import sys
 import threading
 import time
 import zlib
+from collections import deque
 
 SHAPES = {
     # Llama-3.1-8B's shape: the size the sim's step model was fitted on.
@@ -70,7 +70,8 @@ class Engine:
         self.loop = None
         self.next_id = 0
         self.started = {}
-        self.first_token_ms = []
+        # The last 500 first tokens as the engine saw them, for its periodic report.
+        self.first_token_ms = deque(maxlen=500)
 
     def processor(self):
         return getattr(self.manager, "batch_processor", None)
@@ -324,7 +325,7 @@ async def serve(engine, args):
         while True:
             await asyncio.sleep(5)
             r, w, kv = engine.gauges()
-            ft = sorted(engine.first_token_ms[-500:])
+            ft = sorted(engine.first_token_ms)
             p50 = f"{ft[len(ft) // 2]:.1f}" if ft else "-"
             log(f"running {r} waiting {w} kv {kv:.2f}; engine-side first token p50 of last {len(ft)}: {p50} ms; {engine.describe()}")
 
