@@ -97,8 +97,19 @@
 // bronze gain in the bench, and one `speed 1` platinum-first run at 431 ms of two).
 // The same engine with its size configured (`max_num_seqs: 256`) keeps bronze whole
 // (0.95 / 0.97) at flood p50 64 / 67 ms against 39 / 41 alone, p99 500 / 426 ms (host
-// floor 2.2×): on engines like it, configure the size; learning it from a 5 s flood at
-// ~20 platinum first tokens a second does not.
+// floor 2.2×).
+// What landed against it: in slow start, a bronze answer collected from the engine with
+// a fast first token, while no engine shows a queue, grows the limit by half a request
+// (per replica), as TCP's window grows per acknowledgement — the flood's own answers,
+// ~50 a second at 100 running, not only platinum's ~20. `host-bound short`: bronze
+// 0.76 / 0.78 (0.78 / 0.85 and 0.78 / 0.81 at a whole request), 256 learnt 12–19 s into
+// the flood, against 0.54 / 0.51 on the build before in the same session. A whole request
+// per acknowledgement cost `vllm short, speed 1` platinum (flood p99 median of five runs
+// 29 / 27 ms against 23 / 20 ms on the build before); at half, three runs gave 23–27 /
+// 18–23 ms. Without the queue gate, `vllm short` went 41 → 52 ms and `speed 1`
+// platinum-first to 143 ms in one run. Not cured: `batch 256 varied` (0.31–0.74 of off
+// over four runs of either build), where a capacity learnt too small (64–152 of 256) in a
+// burst's step-budget queue holds bronze for good, whichever way the limit grew.
 // Earlier rounds' figures and the rules tried and dropped are in the commit history:
 // `git log -p -- bench/admission.ts src/router/admission`.
 

@@ -63,4 +63,23 @@ test('a limit that holds nothing back does not grow: an interactive client alone
   assert.is(l.limit, 6, 'a slow sample shrinks it, whatever waits');
 });
 
+test('a collected first token acknowledges in slow start only, when fast: the limit grows by its replica share', () => {
+  const l = new AdaptiveLimit();
+  l.acked(20, 1_000, true, 1);
+  assert.is(l.limit, 4, 'no interactive baseline yet: nothing to judge it against');
+  l.sample(20, 0, 0, 1_000, true);
+  assert.is(l.limit, 5);
+  for (let i = 0; i < 12; i++) l.acked(30, 1_000, true, 0.5);
+  assert.is(l.limit, 8, 'twelve fast acknowledgements on two replicas: three more per replica, half a request each');
+  l.acked(500, 1_000, true, 1);
+  assert.is(l.limit, 8, 'a slow one (a long batch prompt, or queueing) neither grows nor shrinks it');
+  l.acked(20, 1_000, false, 1);
+  l.acked(20, 3, true, 1);
+  assert.is(l.limit, 8, 'nor does a fast one while the limit holds nothing back');
+  l.sample(300, 10, 10, 1_000, true);
+  assert.is(l.limit, 6, 'a slow interactive first token ends slow start (6.4)');
+  for (let i = 0; i < 10; i++) l.acked(20, 1_000, true, 1);
+  assert.is(l.limit, 6, 'past slow start, only the interactive first tokens move it');
+});
+
 test.run();

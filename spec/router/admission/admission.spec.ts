@@ -317,6 +317,33 @@ test('engines of unknown size: once the first band has been seen, lower bands go
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'an engine seen queueing takes nothing more of the lower bands');
 });
 
+test('engines of unknown size: a batch job\'s collected first tokens grow the adaptive limit in slow start, each by its replica\'s share', async () => {
+  const { table, eps } = tableOf(2, () => ({ loadAt: Date.now(), load: { waiting: 0, running: 3, kvUsage: 0.1 }, inflight: 3, inflightAtLoad: 3 }));
+  const a = new Admission('m', table, CFG, STALE);
+  const now = Date.now();
+  const top = a.tryAdmit(0, now)!;
+  const batch = Array.from({ length: 10 }, () => a.tryAdmit(1, now, 0, 'collected')!);
+  for (const e of eps) e.inflight = 4;
+  const ac = new AbortController();
+  const waiting = a.wait(1, now, ac.signal);
+  assert.is(a.queue.depth(1), 1, 'a lower-band request waits on the limit');
+  batch[0]!.firstToken(now + 10);
+  assert.is(a.adaptiveLimit, 4, 'no interactive first token yet: nothing to judge a collected one against');
+  top.firstToken(now + 10);
+  assert.is(a.adaptiveLimit, 5, 'a streamed first token: a sample');
+  for (const p of batch.slice(1, 5)) p.firstToken(now + 20);
+  assert.is(a.adaptiveLimit, 6, 'four fast collected first tokens on two replicas: one more, half a request each per replica');
+  eps[1]!.load = { waiting: 1, running: 4, kvUsage: 0.1 };
+  for (const p of batch.slice(5, 9)) p.firstToken(now + 20);
+  assert.is(a.adaptiveLimit, 6, 'while an engine is seen queueing, fast ones are no acknowledgement: it may be full');
+  eps[1]!.load = { waiting: 0, running: 4, kvUsage: 0.1 };
+  batch[9]!.firstToken(now + 5_000);
+  assert.is(a.adaptiveLimit, 6, 'a slow one (a long prompt, or queueing) is no acknowledgement');
+  ac.abort();
+  assert.is(await waiting, null);
+  for (const p of [top, ...batch]) p.release(now + 5_000);
+});
+
 test('a queue held by a scrape of engines of unknown size asks for a fresh one, though nothing the router sends or ends changes', async () => {
   const asked: string[] = [];
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH, refresh: { ms: 100, kvCeiling: 0.9, ask: (id) => asked.push(id) } });

@@ -218,13 +218,18 @@ export class Admission {
 
   /**
    * @internal Permit: a request admitted at `admittedAt` had its first token now, seen
-   * as it came. Only a streamed one is a sample of the adaptive limit, whose baseline is
-   * interactive traffic's: a batch job's long prompts, collected, read against it as
-   * queueing (`adaptive-limit.ts`).
+   * as it came. Only a streamed one is a full sample of the adaptive limit, whose
+   * baseline is interactive traffic's: a batch job's long prompts, collected, read
+   * against it as queueing. A collected one can only acknowledge, in slow start
+   * (`adaptive-limit.ts`).
    */
   firstToken(admittedAt: number, now: number, seen: FirstTokenSeen): void {
     const ttft = now - admittedAt;
-    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, mostInflight(this.table.forModel(this.model), now), this.lowerBandsQueued());
+    const { replicas, most, queueing } = serving(this.table.forModel(this.model), this.cfg.kv_ceiling, now);
+    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, most, this.lowerBandsQueued());
+    // An engine seen queueing may be full whatever its other requests' first tokens say:
+    // acknowledgements from those that got a slot would grow the limit past its batch.
+    else if (!queueing) this.limit.acked(ttft, most, this.lowerBandsQueued(), 1 / Math.max(1, replicas));
     this.streamedTtftMs = this.streamedTtftMs === null ? ttft : this.streamedTtftMs + (ttft - this.streamedTtftMs) * TTFT_SMOOTHING;
   }
 
@@ -270,12 +275,22 @@ export class Admission {
   }
 }
 
-/** The most requests the router has in flight to one replica taking traffic. */
-function mostInflight(endpoints: readonly EndpointState[], now: number): number {
+/**
+ * The replicas taking traffic, the most requests the router has in flight to one of them,
+ * and whether any was last scraped with requests waiting or its KV cache at `kvCeiling`.
+ */
+function serving(endpoints: readonly EndpointState[], kvCeiling: number, now: number): { replicas: number; most: number; queueing: boolean } {
   const top = servingPriority(endpoints, now);
+  let replicas = 0;
   let most = 0;
-  for (const e of endpoints) if (e.priority === top && usable(e, now) && e.inflight > most) most = e.inflight;
-  return most;
+  let queueing = false;
+  for (const e of endpoints) {
+    if (e.priority !== top || !usable(e, now)) continue;
+    replicas++;
+    if (e.inflight > most) most = e.inflight;
+    if (e.load && (e.load.waiting > 0 || (e.load.kvUsage ?? 0) >= kvCeiling)) queueing = true;
+  }
+  return { replicas, most, queueing };
 }
 
 /**
