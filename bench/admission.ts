@@ -102,7 +102,8 @@
 // a fast first token, while no engine shows a queue, grows the limit by half a request
 // (per replica), as TCP's window grows per acknowledgement — the flood's own answers,
 // ~50 a second at 100 running, not only platinum's ~20. `host-bound short`: bronze
-// 0.76 / 0.78 (0.78 / 0.85 and 0.78 / 0.81 at a whole request), 256 learnt 12–19 s into
+// 0.76 / 0.78 and 0.78 / 0.78 over two runs (0.78 / 0.85 and 0.78 / 0.81 at a whole
+// request), 256 learnt 12–19 s into
 // the flood, against 0.54 / 0.51 on the build before in the same session. A whole request
 // per acknowledgement cost `vllm short, speed 1` platinum (flood p99 median of five runs
 // 29 / 27 ms against 23 / 20 ms on the build before); at half, three runs gave 23–27 /
