@@ -78,9 +78,10 @@
 // admission off and throughput grew with the batch; llmgw held it to ~60 (short
 // prompts: ×p99 1.0 / 1.1, bronze 0.36 / 0.33 of off, 14–18 platinum samples a phase)
 // and to 4–5 (long prompts: learnt 8–9, bronze timed out after 30 s; off ×p99 56–112×).
-// `host-bound short` is that engine in the sim; it reproduces the bronze miss: 0.55 / 0.52
-// of off on this build, every bronze request completed; ×p99 0.84 / 3.1 (the
-// platinum-first alone p99, 202 ms, caught the host's noise; flood p99 170 / 155 ms).
+// `host-bound short` is that engine in the sim; it reproduced the bronze miss before the
+// acknowledgements below: 0.55 / 0.52 of off, every bronze request completed; ×p99
+// 0.84 / 3.1 (the platinum-first alone p99, 202 ms, caught the host's noise; flood p99
+// 170 / 155 ms).
 // Traced: with no first-band request yet, a flood fills an engine of unknown size
 // through the waiting target (~35 in the first second); when
 // platinum arrives the adaptive limit starts at 4 and grows by one per streamed first
@@ -103,11 +104,10 @@
 // (per replica), as TCP's window grows per acknowledgement — the flood's own answers,
 // ~50 a second at 100 running, not only platinum's ~20. `host-bound short`: bronze
 // 0.76 / 0.78 and 0.78 / 0.78 over two runs (0.78 / 0.85 and 0.78 / 0.81 at a whole
-// request), 256 learnt 12–19 s into
-// the flood, against 0.54 / 0.51 on the build before in the same session. A whole request
-// per acknowledgement cost `vllm short, speed 1` platinum (flood p99 median of five runs
-// 29 / 27 ms against 23 / 20 ms on the build before); at half, three runs gave 23–27 /
-// 18–23 ms. Without the queue gate, `vllm short` went 41 → 52 ms and `speed 1`
+// request), 256 learnt 12–19 s into the flood, against 0.54 / 0.51 on the build before
+// in the same session. A whole request per acknowledgement cost `vllm short, speed 1`
+// platinum (flood p99 median of five runs 29 / 27 ms against 23 / 20 ms on the build
+// before); at half, three runs gave 23–27 / 18–23 ms. Without the queue gate, `vllm short` went 41 → 52 ms and `speed 1`
 // platinum-first to 143 ms in one run. Not cured: `batch 256 varied` (0.31–0.74 of off
 // over four runs of either build), where a capacity learnt too small (64–152 of 256) in a
 // burst's step-budget queue holds bronze for good, whichever way the limit grew.
