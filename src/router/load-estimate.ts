@@ -101,7 +101,8 @@ export function scrapeCouldTell(e: EndpointState, kvCeiling: number): boolean {
   return e.inflight > roomy;
 }
 
-function queueing(e: EndpointState, kvCeiling: number): boolean {
+/** Whether `e`'s last scrape showed requests waiting or its KV cache at `kvCeiling`. */
+export function queueing(e: EndpointState, kvCeiling: number): boolean {
   const load = e.load!;
   return load.waiting > 0 || (load.kvUsage ?? 0) >= kvCeiling;
 }

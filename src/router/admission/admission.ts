@@ -1,6 +1,7 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { LlmgwError } from '../../errors.js';
 import type { EndpointState, EndpointTable } from '../endpoint-table.js';
+import { queueing } from '../load-estimate.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { pacingBudget, PrefillPacing } from './prefill-pacing.js';
@@ -277,20 +278,20 @@ export class Admission {
 
 /**
  * The replicas taking traffic, the most requests the router has in flight to one of them,
- * and whether any was last scraped with requests waiting or its KV cache at `kvCeiling`.
+ * and whether any was last scraped queueing (`queueing`).
  */
 function serving(endpoints: readonly EndpointState[], kvCeiling: number, now: number): { replicas: number; most: number; queueing: boolean } {
   const top = servingPriority(endpoints, now);
   let replicas = 0;
   let most = 0;
-  let queueing = false;
+  let seenQueueing = false;
   for (const e of endpoints) {
     if (e.priority !== top || !usable(e, now)) continue;
     replicas++;
     if (e.inflight > most) most = e.inflight;
-    if (e.load && (e.load.waiting > 0 || (e.load.kvUsage ?? 0) >= kvCeiling)) queueing = true;
+    if (e.load !== null && queueing(e, kvCeiling)) seenQueueing = true;
   }
-  return { replicas, most, queueing };
+  return { replicas, most, queueing: seenQueueing };
 }
 
 /**
