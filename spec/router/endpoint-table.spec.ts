@@ -185,6 +185,53 @@ test('requests waiting beside free slots do not teach a smaller batch than the e
   await table.close();
 });
 
+test('a learnt capacity the engine runs near with nothing waiting is probed upwards; a probe that finds the engine full falls back, and the next waits twice as long', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  const probe = (waiting: number, running: number, at: number) =>
+    table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.3 }, loadError: null });
+  // An engine of 90 slots that a burst of long prompts made wait on its step budget at 64.
+  probe(30, 60, 0);
+  probe(20, 64, 100);
+  assert.is(e.batchCapacity, 64, 'learnt from two queued scrapes');
+  probe(0, 58, 200);
+  assert.is(e.batchCapacity, 64, 'just learnt: not probed yet');
+  probe(0, 40, 5_100);
+  assert.is(e.batchCapacity, 64, 'far below it: nothing says it could run more');
+  let t = 5_200;
+  const seen: number[] = [];
+  // The lower bands fill what the capacity leaves them, a tenth of it reserved.
+  for (; t < 7_000 && e.batchCapacity! < 100; t += 100) {
+    probe(0, Math.min(90, e.batchCapacity! - Math.ceil(e.batchCapacity! / 10)), t);
+    seen.push(e.batchCapacity!);
+  }
+  assert.equal(seen.slice(0, 3), [68, 73, 78], 'near it with nothing waiting: a sixteenth more per scrape');
+  assert.ok(e.batchCapacity! > 90, `probed past the engine's 90: ${e.batchCapacity}`);
+  probe(6, 90, t);
+  probe(4, 90, (t += 100));
+  assert.is(e.batchCapacity, 90, 'queueing: back to the most it ran');
+  probe(0, 88, (t += 100));
+  assert.is(e.batchCapacity, 96, 'that probe found slots (it ran 90, not 64): the next goes at once');
+  probe(6, 90, (t += 100));
+  probe(4, 90, (t += 100));
+  assert.is(e.batchCapacity, 90, 'this one found none');
+  probe(0, 88, (t += 100));
+  assert.is(e.batchCapacity, 90, 'so the next waits');
+  probe(0, 88, (t += 4_900));
+  assert.is(e.batchCapacity, 96, 'then one');
+  probe(5, 90, (t += 100));
+  probe(5, 90, (t += 100));
+  assert.is(e.batchCapacity, 90);
+  probe(0, 88, (t += 9_900));
+  assert.is(e.batchCapacity, 90, 'the next waits twice as long');
+  probe(0, 88, (t += 200));
+  assert.is(e.batchCapacity, 96);
+  probe(7, 70, (t += 100));
+  probe(5, 75, (t += 100));
+  assert.is(e.batchCapacity, 90, 'waiting beside free slots takes back what no scrape showed it running, no more');
+  await table.close();
+});
+
 test('a configured batch size is known from the start, and neither scrapes nor a restart override it', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add({ ...spec('a', 1), batchSize: 32 });

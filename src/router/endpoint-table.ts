@@ -7,6 +7,9 @@ import type { EngineLoad } from '../messages/endpoints.js';
 
 /** Down at least this long, an engine is taken to have restarted: its batch capacity is learnt again. */
 const RELEARN_AFTER_DOWN_MS = 10_000;
+/** After a probe of a learnt capacity found the engine full, the next one waits this long, then twice as long each time up to PROBE_GAP_MAX_MS. */
+const PROBE_GAP_MS = 5_000;
+const PROBE_GAP_MAX_MS = 120_000;
 
 export interface EndpointSpec {
   id: string;
@@ -74,6 +77,14 @@ export interface EndpointState extends EndpointSpec {
   batchCapacity: number | null;
   /** Consecutive scrapes that showed requests waiting. */
   queuedScrapes: number;
+  /**
+   * A learnt capacity is probed upwards (`learnCapacity`) no sooner than this; each probe
+   * that overshot a full engine doubles `capacityProbeGapMs`, the wait before the next one.
+   */
+  capacityProbeAfter: number;
+  capacityProbeGapMs: number;
+  /** `peakRunning` when the current probe began: a probe that never saw more running overshot. */
+  peakAtProbe: number;
   /**
    * The most requests the engine was seen running at once — by a scrape, or by the router
    * itself as requests streaming tokens from it (`streaming`): batch slots known to exist
@@ -162,6 +173,9 @@ export class EndpointTable {
       gpus: spec.gpus ?? 1,
       batchCapacity: spec.batchSize ?? null,
       queuedScrapes: 0,
+      capacityProbeAfter: -Infinity,
+      capacityProbeGapMs: PROBE_GAP_MS,
+      peakAtProbe: 0,
       peakRunning: 0,
       streaming: 0,
       stepMs: null,
@@ -228,6 +242,9 @@ export class EndpointTable {
       e.batchCapacity = e.batchSize;
       e.queuedScrapes = 0;
       e.peakRunning = 0;
+      e.capacityProbeAfter = -Infinity;
+      e.capacityProbeGapMs = PROBE_GAP_MS;
+      e.peakAtProbe = 0;
     }
     if (probe.ready) e.downSince = null;
     if (probe.settings !== undefined) {
@@ -266,7 +283,7 @@ export class EndpointTable {
     e.queuedScrapes = queuedBeyondArrivals(e, load, at) ? e.queuedScrapes + 1 : 0;
     e.peakRunning = Math.max(e.peakRunning, load.running);
     // A batch size the engine or the config gives is the truth; learning only stands in for one.
-    if (e.batchSize === null) e.batchCapacity = learnCapacity(e.batchCapacity, load, e.queuedScrapes, e.peakRunning);
+    if (e.batchSize === null) learnCapacity(e, load, at);
     e.loadError = null;
   }
 
@@ -394,14 +411,40 @@ function mayOverfill(e: EndpointState): boolean {
  * The engine's batch capacity, from what it ran while requests waited. One scrape can
  * catch an engine between steps, with new arrivals waiting beside free slots; two in a
  * row that show waiting requests mean it is full. Never below the most it was seen
- * running (`peak`): requests also wait beside free slots when a step's token budget is
- * spent or a cohort of equal answers has just ended, and the admission bench learnt 1–6
- * for engines of 16 that way, which then held the lower bands to it for good.
+ * running (`peakRunning`): requests also wait beside free slots when a step's token
+ * budget is spent or a cohort of equal answers has just ended, and the admission bench
+ * learnt 1–6 for engines of 16 that way, which then held the lower bands to it for good.
+ *
+ * The same waits still teach too little: an engine of 256 fed a burst of prompts that
+ * spends its step budget for a few steps was learnt at 64–152, and the lower bands, held
+ * under a learnt capacity, never showed it more. So a learnt capacity the engine runs
+ * near, with nothing waiting, is probed upwards by a sixteenth per scrape, as TCP probes
+ * for bandwidth: where the engine is full, it queues without running more than it ever
+ * did, the capacity falls back to the most it ran, and the next probe waits
+ * `capacityProbeGapMs`, doubled each time a probe finds it full. A capacity just learnt
+ * waits as long before its first probe. Each probe of a full engine spends the slots
+ * kept for the first band until it is seen queueing (traced on engines of 16, ~0.3 s a
+ * probe), and how an engine queues does not say whether it is full: one of 256 runs
+ * 245–255 when scraped full, and one waiting on its step budget runs its most and holds
+ * it as steadily.
  */
-function learnCapacity(known: number | null, load: EngineLoad, queuedScrapes: number, peak: number): number | null {
-  if (queuedScrapes >= 2 && Math.max(load.running, peak) > (known ?? 0)) return Math.max(load.running, peak);
-  if (known !== null && load.running > known) return load.running;
-  return known;
+function learnCapacity(e: EndpointState, load: EngineLoad, at: number): void {
+  const known = e.batchCapacity;
+  if (e.queuedScrapes >= 2) {
+    // First learnt, or probed past the most it ever ran and queueing without having run
+    // more since the probe began: the next probe waits.
+    const overshot = known !== null && known > e.peakRunning && e.peakRunning <= e.peakAtProbe;
+    if (known === null || overshot) e.capacityProbeAfter = at + e.capacityProbeGapMs;
+    if (overshot) e.capacityProbeGapMs = Math.min(PROBE_GAP_MAX_MS, e.capacityProbeGapMs * 2);
+    e.batchCapacity = Math.max(load.running, e.peakRunning);
+    return;
+  }
+  if (known === null) return;
+  if (load.running > known) e.batchCapacity = load.running;
+  else if (load.waiting === 0 && at >= e.capacityProbeAfter && load.running + Math.max(1, Math.ceil(known / 8)) >= known) {
+    if (known <= e.peakRunning) e.peakAtProbe = e.peakRunning;
+    e.batchCapacity = known + Math.ceil(known / 16);
+  }
 }
 
 /**
