@@ -26,7 +26,7 @@ function engineWith(roles: LeaseRole[], shape: Parameters<typeof tableOf>[1] = (
 const collected = (n: number): LeaseRole[] => Array.from({ length: n }, () => 'collected-lower');
 
 test('as many of the newest recallable as the router holds beyond the batch, and one more: the first-band request needs a slot', () => {
-  const { e, leases } = engineWith(collected(5), () => ({ batchCapacity: 3 }));
+  const { e, leases } = engineWith(collected(5), () => ({ batchSize: 3, batchCapacity: 3 }));
   assert.is(recallCount(e), 3, '5 in flight to a batch of 3, and the new one');
   e.batchCapacity = 6;
   assert.is(recallCount(e), 0, 'a slot is free');
@@ -44,6 +44,19 @@ test('batch size unknown: the slots the engine was seen running, its streams to 
   for (const l of leases) l.started(true);
   assert.is(e.peakRunning, 5, 'five streaming at once: it runs at least five');
   assert.is(recallCount(e), 1, 'all five run; the new one needs a sixth');
+});
+
+test('a learnt batch size being probed past the most the engine ran: the slots are what it ran', () => {
+  const { e } = engineWith(collected(17), () => ({ batchCapacity: 19, peakRunning: 16 }));
+  assert.is(recallCount(e), 2, '17 in flight where 16 ran, and the new one');
+  e.peakRunning = 19;
+  assert.is(recallCount(e), 0, 'once it ran 19, they are slots');
+  e.batchSize = 16;
+  e.batchCapacity = 16;
+  e.peakRunning = 8;
+  assert.is(recallCount(e), 2, 'a batch size given, not learnt, is taken as it is');
+  e.batchCapacity = 20;
+  assert.is(recallCount(e), 0);
 });
 
 test('a lease is recallable until its answer is committed to the client, or it ends; an answer sent whole does not count as running', () => {
@@ -66,7 +79,7 @@ test('a lease is recallable until its answer is committed to the client, or it e
 });
 
 test('an attempt already ending otherwise refuses a recall: that ending stands', () => {
-  const { e, leases } = engineWith(collected(2), () => ({ batchCapacity: 1 }));
+  const { e, leases } = engineWith(collected(2), () => ({ batchSize: 1, batchCapacity: 1 }));
   leases[1]!.whenRecalled(() => false);
   assert.not.ok(leases[1]!.recall(NOW));
   assert.is(e.recallable.length, 2, 'still held, and still listed: its attempt will end it');
@@ -74,7 +87,7 @@ test('an attempt already ending otherwise refuses a recall: that ending stands',
 });
 
 test('makeWay recalls the newest, in the order they were sent, and their holds end at once; not where the engine orders by priority, nor with recall off', () => {
-  const { table, e, leases, recalled } = engineWith(collected(5), () => ({ batchCapacity: 3 }));
+  const { table, e, leases, recalled } = engineWith(collected(5), () => ({ batchSize: 3, batchCapacity: 3 }));
   const off = new Admission('m', table, { ...CFG, recall: false }, 5_000);
   assert.is(off.makeWay(e, NOW), 0);
   e.enginePriority = 'lower-first';
@@ -94,7 +107,7 @@ test('makeWay recalls the newest, in the order they were sent, and their holds e
 
 test('the first band is not held in llmgw by lower-band requests that sending it would recall', () => {
   // Batch of 2: 2 running, 3 lower-band requests queued in the engine behind them.
-  const { table, e } = engineWith(collected(5), () => ({ batchCapacity: 2, loadAt: NOW, load: { running: 2, waiting: 3, kvUsage: 0.2 } }));
+  const { table, e } = engineWith(collected(5), () => ({ batchSize: 2, batchCapacity: 2, loadAt: NOW, load: { running: 2, waiting: 3, kvUsage: 0.2 } }));
   e.inflightAtLoad = 5;
   assert.is(new Admission('m', table, CFG, 5_000).saturated(NOW, 0), null, 'the 3 ahead of it would be recalled');
   assert.match(new Admission('m', table, { ...CFG, recall: false }, 5_000).saturated(NOW, 0) ?? '', /3 waiting in the engines of 1 replicas/);
@@ -126,7 +139,7 @@ test('recalled requests rejoin at the head of their band, in the order they firs
 });
 
 test('rejoin ends the old permit\'s hold once queued: the request goes again as soon as it may, keeping the wait it had, not the time it spent in the engine', async () => {
-  const { table, eps: [e] } = tableOf(1, () => ({ batchCapacity: 1, loadAt: Date.now(), load: { running: 0, waiting: 0, kvUsage: 0 } }));
+  const { table, eps: [e] } = tableOf(1, () => ({ batchSize: 1, batchCapacity: 1, loadAt: Date.now(), load: { running: 0, waiting: 0, kvUsage: 0 } }));
   const a = new Admission('m', table, CFG, 5_000);
   const now = Date.now();
   // Admitted without queueing 5 s ago, and in the engine since.
