@@ -126,8 +126,11 @@
 // one in the last): `batch 64 long varied` 0.70–0.85 / 0.70–0.80 against 0.54–0.63 /
 // 0.54–0.61 for the build before (two runs); `batch 256 varied` 0.61–0.79 / 0.55–0.87
 // against 0.47–0.56 / 0.54–0.61. It still misses where its size is never learnt (0.55–0.61,
-// three of those runs, twice bronze-first): a flood that fills the engine before
-// platinum arrives meets an adaptive limit starting at 4, and nothing queues twice. A
+// three of those runs, twice bronze-first). Traced bronze-first (0.68): the engine's
+// waits on its step budget never show in two scrapes in a row, the adaptive limit grows
+// to ~145 while platinum runs, and after the last platinum request it holds there for
+// the 60 s lower bands stay held, as nothing samples it past slow start: the drain ran
+// at 144 of 256 for 10 s with nothing waiting in the engine. A
 // probe of a full engine of 16 spent the slots kept for platinum (traced, ~0.3 s a
 // probe): `vllm short, speed 1` flood p99 90–165 ms in three runs against 32–57 ms
 // before, until recall counted the slots of a probed engine as the most it ran (41–47 ms
