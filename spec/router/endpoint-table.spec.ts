@@ -170,11 +170,15 @@ test('once the step time is known, requests that only arrived during the last st
   await table.close();
 });
 
+/** A ready probe of engine `a` with its scraped `waiting` and `running`, taken at `at`. */
+function scrapes(table: EndpointTable): (waiting: number, running: number, at: number) => void {
+  return (waiting, running, at) => table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.3 }, loadError: null });
+}
+
 test('requests waiting beside free slots do not teach a smaller batch than the engine was seen running', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
-  const probe = (waiting: number, running: number, at: number) =>
-    table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.3 }, loadError: null });
+  const probe = scrapes(table);
   probe(0, 14, 0);
   // A step's token budget spent on long prompts, or a cohort of equal answers just ended.
   probe(9, 3, 1_000);
@@ -188,8 +192,7 @@ test('requests waiting beside free slots do not teach a smaller batch than the e
 test('a learnt capacity the engine runs near with nothing waiting is probed upwards; a probe that finds the engine full falls back, and the next waits twice as long', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
-  const probe = (waiting: number, running: number, at: number) =>
-    table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.3 }, loadError: null });
+  const probe = scrapes(table);
   // An engine of 90 slots that a burst of long prompts made wait on its step budget at 64.
   probe(30, 60, 0);
   probe(20, 64, 100);

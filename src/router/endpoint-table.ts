@@ -7,7 +7,7 @@ import type { EngineLoad } from '../messages/endpoints.js';
 
 /** Down at least this long, an engine is taken to have restarted: its batch capacity is learnt again. */
 const RELEARN_AFTER_DOWN_MS = 10_000;
-/** After a probe of a learnt capacity found the engine full, the next one waits this long, then twice as long each time up to PROBE_GAP_MAX_MS. */
+/** A capacity just learnt, or whose probe found the engine full, is probed again no sooner than this; each probe that finds it full doubles it, up to PROBE_GAP_MAX_MS. */
 const PROBE_GAP_MS = 5_000;
 const PROBE_GAP_MAX_MS = 120_000;
 
