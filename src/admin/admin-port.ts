@@ -126,6 +126,7 @@ export function createAdminPort(opts: AdminPortOptions): Server {
               batchCapacity: e.batchCapacity,
               batchCapacityFrom: batchCapacitySource(e),
               batchSlots: batchSlots(e),
+              peakRunning: e.peakRunning,
               loadAgeMs: e.loadAt === null ? null : now - e.loadAt,
               loadError: e.loadError,
             })),

@@ -17,6 +17,8 @@ interface EndpointView {
   batchCapacityFrom: string | null;
   /** The slots admission counts now: the capacity, or fewer where the engine's KV cache holds fewer. */
   batchSlots: number | null;
+  /** The most the engine was seen running at once; a learnt size above it is being probed. */
+  peakRunning: number;
   loadAgeMs: number | null;
   loadError: string | null;
 }
@@ -28,7 +30,7 @@ export class CtlEndpointsCommand extends AdminViewCommand<EndpointView[]> {
     category: 'ctl',
     description: "Show the router's endpoints: readiness, load, breaker",
     details:
-      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age; the batch size admission counts room against, where it comes from (the engine\'s own settings, the config or launch, or learnt), and how many its KV cache holds where that is fewer. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
+      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age; the batch size admission counts room against, where it comes from (the engine\'s own settings, the config or launch, or learnt — with the most it was seen running where a learnt size is being probed above that), and how many its KV cache holds where that is fewer. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
     examples: [
       ['Table', 'llmgw ctl endpoints --admin http://127.0.0.1:4001'],
       ['JSON', 'llmgw ctl endpoints --json'],
@@ -63,9 +65,15 @@ export function renderEndpoints(endpoints: EndpointView[]): string {
   return formatTable(rows);
 }
 
-/** `64 (config)`, or `64 (config), 25 by KV` where the KV cache holds fewer requests than the batch size. */
-function batchText(e: EndpointView): string {
+/**
+ * `64 (config)`; `64 (config), 25 by KV` where the KV cache holds fewer requests than the
+ * batch size; `272 (learnt, seen running 256)` where a learnt size is being probed above
+ * anything the engine ran — a guess under test, not a fact about the engine.
+ */
+export function batchText(e: Pick<EndpointView, 'batchCapacity' | 'batchCapacityFrom' | 'batchSlots' | 'peakRunning'>): string {
   if (e.batchCapacity === null) return '-';
-  const size = `${e.batchCapacity} (${e.batchCapacityFrom ?? 'learnt'})`;
+  const from = e.batchCapacityFrom ?? 'learnt';
+  const probing = from === 'learnt' && e.batchCapacity > e.peakRunning;
+  const size = `${e.batchCapacity} (${from}${probing ? `, seen running ${e.peakRunning}` : ''})`;
   return e.batchSlots !== null && e.batchSlots < e.batchCapacity ? `${size}, ${e.batchSlots} by KV` : size;
 }
