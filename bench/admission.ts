@@ -60,10 +60,19 @@
 // never grows, as the lower bands then keep under it. Bronze held 0.70–0.81 over those
 // runs: long prompts make throughput bound by prefill, not slots. Restarting the learning
 // streak whenever the running count grew did not move it (22–44 either way).
-// `batch 256 varied` misses bronze in every run (0.63–0.67): its size is not learnt
-// within the flood, and its host floor (17×) says the machine itself is saturated; the
-// likeliest cause, not isolated, is the adaptive limit reading the host's delay in first
-// tokens as queueing in the engine.
+// `batch 256 varied` missed bronze in most runs (0.63–0.80 over eleven): its size is
+// learnt late in the flood or not at all, so the adaptive limit governs it. Traced, in
+// the bronze-first order the limit, still at its initial 4 when the interactive client
+// arrived, let no batch request go for ~2 s while the engine drained; started instead
+// at what the engine ran, bronze-first went to 0.78–0.89 over three runs (0.66–0.80 over
+// seven before), platinum unchanged. Platinum-first stays 0.66–0.75: slow start finds
+// ~130 of the 256 slots in 2 s, its first slow interactive first token (the host's delay
+// as often as the engine's) ends it, and the limit then grows only with the interactive
+// first tokens, ~25 a second. Growing it on the batch job's own fast first tokens too
+// (one per idle round trip, unbounded, then to a sixteenth past what the engines ran)
+// took `vllm short`'s platinum-first flood p99 to 30–179 ms over four runs, three above
+// 130, against 17–60 over six without (engines of 16 refilled faster than a queue in
+// them shows in platinum samples), and bronze in this cell did not move: not kept.
 //
 // Long prompts: platinum shares a step with up to 8192 tokens of bronze prefill, and
 // vLLM's priority policy orders only the waiting queue (flood p50 25–60 ms, 12–13 alone).

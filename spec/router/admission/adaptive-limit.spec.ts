@@ -82,4 +82,17 @@ test('a collected first token acknowledges in slow start only, when fast: the li
   assert.is(l.limit, 6, 'past slow start, only the interactive first tokens move it');
 });
 
+test('engaged before any sample, the limit starts at what the lower bands already run', () => {
+  const l = new AdaptiveLimit();
+  l.engaged(120);
+  assert.is(l.limit, 120, 'a batch job already running when the first band arrives is not cut to 4');
+  l.engaged(2);
+  assert.is(l.limit, 120, 'never lowered by it');
+  l.sample(20, 0, 0, 120, true);
+  l.sample(300, 1, 1, 120, true);
+  assert.is(l.limit, 96, "the first band's samples judge it from there");
+  l.engaged(500);
+  assert.is(l.limit, 96, 'once sampled, what it learnt stands');
+});
+
 test.run();

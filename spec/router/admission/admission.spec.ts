@@ -317,6 +317,24 @@ test('engines of unknown size: once the first band has been seen, lower bands go
   assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, 'an engine seen queueing takes nothing more of the lower bands');
 });
 
+test('engines of unknown size: a first band arriving at engines a batch job already fills holds the lower bands at what the engine ran of theirs, not at 4', () => {
+  const { table, eps } = tableOf(1, () => ({ loadAt: Date.now(), load: { waiting: 0, running: 40, kvUsage: 0.3 }, inflight: 40, inflightAtLoad: 40, peakRunning: 40 }));
+  const a = new Admission('m', table, CFG, STALE);
+  const now = Date.now();
+  assert.is(a.saturated(now, 1), null, 'the batch job alone: held only by the waiting target');
+  const top = a.tryAdmit(0, now)!;
+  assert.is(a.adaptiveLimit, 40, 'the limit starts at the 40 in flight');
+  eps[0]!.inflight = 41;
+  assert.match(a.saturated(now, 1) ?? '', /no free batch slot/, "nothing more of the lower bands while the first band's request runs beside them");
+  eps[0]!.inflight = 39;
+  assert.is(a.saturated(now, 1), null, 'one ended: the next goes, without waiting for the engine to drain to 4');
+  top.release(now);
+  const queued = tableOf(1, () => ({ loadAt: Date.now(), load: { waiting: 1, running: 40, kvUsage: 0.3 }, inflight: 41, inflightAtLoad: 41, peakRunning: 40 }));
+  const b = new Admission('m', queued.table, CFG, STALE);
+  b.tryAdmit(0, now)!.release(now);
+  assert.is(b.adaptiveLimit, 40, 'an engine queueing one of the 41 sent: the limit starts at the 40 it ran, and what waits drains first');
+});
+
 test('engines of unknown size: a batch job\'s collected first tokens grow the adaptive limit in slow start, each by its replica\'s share', async () => {
   const { table, eps } = tableOf(2, () => ({ loadAt: Date.now(), load: { waiting: 0, running: 3, kvUsage: 0.1 }, inflight: 3, inflightAtLoad: 3 }));
   const a = new Admission('m', table, CFG, STALE);

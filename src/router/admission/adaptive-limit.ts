@@ -31,9 +31,10 @@ const ACK_GROWTH = 0.5;
  * control and adaptive concurrency limits: time to first token after admission, against
  * an idle baseline (the fastest seen, drifting slowly up). Fast: the limit grows, by one
  * per sample until the first slow one (a slow start, doubling per round trip), then by
- * one per round trip (the baseline's time). Slow (queueing inside the engine): it shrinks by a fifth, once
- * per round trip — samples from requests admitted before the last decrease say nothing
- * about the new limit.
+ * one per round trip (the baseline's time). Slow (queueing inside the engine): it
+ * shrinks by a fifth, once per round trip — samples from requests admitted before the
+ * last decrease say nothing about the new limit. It starts at INITIAL, or at what the
+ * lower bands already run when the first band arrives (`engaged`).
  *
  * A fast sample says nothing of a limit that holds nothing back: it grows only while
  * lower-band requests wait in the router's queue and at least half of it is in use (as
@@ -95,5 +96,21 @@ export class AdaptiveLimit {
     if (!this.slowStart || this.baseline === Infinity || ttftMs > this.baseline * TOLERANCE + SLACK_MS) return;
     if (!held || inUse < this.value * IN_USE) return;
     this.value = Math.min(MAX, this.value + share * ACK_GROWTH);
+  }
+
+  /**
+   * The first band arrives at engines the lower bands already fill, before any sample:
+   * the limit starts at `running`, what a replica holds of the router's that its engine
+   * was seen running, not below it. Started at INITIAL, it let no lower-band request go
+   * until an engine of 256 had drained to 4 (a batch job running when the interactive
+   * client starts, traced in the admission bench: no batch first token for 2 s). Not at
+   * all the router holds there: what waits inside the engine is what an interactive
+   * request would wait behind, and builds that started it there kept an engine of 256
+   * refilled to its queue (bronze-first flood p99 ~1.1 s in three of four runs, against
+   * one in four without). The first band's samples judge it from there.
+   */
+  engaged(running: number): void {
+    if (this.baseline !== Infinity) return;
+    this.value = Math.min(MAX, Math.max(this.value, running));
   }
 }

@@ -208,6 +208,12 @@ export class Admission {
   }
 
   private admittedTop(now: number): void {
+    // The adaptive limit starts to hold the lower bands from here (see `saturated`), at
+    // what they hold that an engine was seen running: what waits inside one drains first.
+    if (this.topInflight === 0 && now - this.lastTopAt > TOP_BAND_IDLE_MS) {
+      const { most, ran } = serving(this.table.forModel(this.model), this.cfg.kv_ceiling, now);
+      this.limit.engaged(Math.min(most, ran));
+    }
     this.topInflight++;
     this.lastTopAt = now;
   }
@@ -278,20 +284,23 @@ export class Admission {
 
 /**
  * The replicas taking traffic, the most requests the router has in flight to one of them,
- * and whether any was last scraped queueing (`queueing`).
+ * the most one was seen running (`peakRunning`), and whether any was last scraped
+ * queueing (`queueing`).
  */
-function serving(endpoints: readonly EndpointState[], kvCeiling: number, now: number): { replicas: number; most: number; queueing: boolean } {
+function serving(endpoints: readonly EndpointState[], kvCeiling: number, now: number): { replicas: number; most: number; ran: number; queueing: boolean } {
   const top = servingPriority(endpoints, now);
   let replicas = 0;
   let most = 0;
+  let ran = 0;
   let seenQueueing = false;
   for (const e of endpoints) {
     if (e.priority !== top || !usable(e, now)) continue;
     replicas++;
     if (e.inflight > most) most = e.inflight;
+    if (e.peakRunning > ran) ran = e.peakRunning;
     if (e.load !== null && queueing(e, kvCeiling)) seenQueueing = true;
   }
-  return { replicas, most, queueing: seenQueueing };
+  return { replicas, most, ran, queueing: seenQueueing };
 }
 
 /**
