@@ -9,11 +9,18 @@
 // over. The same load through a server with admission off gives bronze's baseline.
 // Cells are not tuned until they pass: a ✗ is the finding.
 //
-// Each cell also runs a host floor: platinum served by an idle engine of its own through
-// the same server while bronze floods the cell's engines. What it shows is added by the
-// machine (load generator, server and engines share the cores), not by sharing an engine;
-// it is printed beside the ratio, with a second verdict judged over it. It is one run per
-// cell and has moved 11× ↔ 69× for one cell between builds: judge platinum by raw ratios.
+// Each platinum request has a twin: the same prompt sent at the same instant, through the
+// same server, to an idle engine of its own (one token). What the twins' TTFT grows under
+// the flood is added by the machine (load generator, server and engines share the cores),
+// not by sharing an engine; it is printed beside the ratio (the floor), with a second
+// verdict judged over it, and each request's TTFT less its twin's (over twin). The floor
+// was once a separate run per cell, platinum-first only, and moved 3× ↔ 20× for one cell
+// between runs of one build (`vllm short`, this machine): it could not tell a slow run of
+// llmgw from a slow moment of the host: `vllm short`'s ratio over it read 0.09–1.5× over
+// eight runs (four in each order). Paired, the same eight read 0.81–1.4×.
+// The twins cost the machine ~56 requests a second more in the short cells; with twins of
+// the whole answer (96 streamed tokens) `vllm short`'s alone p99 went from 24–35 ms to
+// 38–92 ms.
 //
 // The last whole matrix, one run on one build (a learnt capacity probed upwards, recall
 // on, prefill pacing at twice a known step budget, batch slots bounded by the KV cache).
@@ -154,12 +161,12 @@ import { closedLoop, LoadClient, openLoop, type Sample } from './load/http-load.
 import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type ConfigObject, type RunningLlmgw, type SimOptions } from './load/llmgw.js';
 import { assertAlive, startedAll, stopAll, type Launched } from './load/processes.js';
 import { createRng, type Rng } from './load/rng.js';
-import { distribution, summarize } from './load/stats.js';
+import { distribution, summarize, type Distribution } from './load/stats.js';
 import { ManualClock } from '../src/sim/clock.js';
 import { ENGINE_DEFAULTS, SimEngine } from '../src/sim/engine.js';
 
 const MODEL = 'bench-admission';
-/** The host floor's platinum model: an engine of its own that nothing else uses. */
+/** The host floor's platinum model: an engine of its own that nothing else uses (see `Twin`). */
 const FLOOR_MODEL = 'bench-floor';
 /** Platinum offered load, as a share of what the cell's fleet completes per second. */
 export const PLATINUM_SHARE = 0.25;
@@ -302,11 +309,21 @@ class Workload {
     private readonly rng: Rng,
   ) {}
 
-  body(stream: boolean, model = MODEL): string {
+  body(stream: boolean): string {
     const tokens = this.rng.int(this.cell.prompt[0], this.cell.prompt[1]);
     const head = `q${letters(Workload.next++)}`;
     const prompt = tokens <= 1 ? head : `${head} ${Workload.text.slice(0, Workload.ends[tokens - 2])}`;
-    return JSON.stringify({ model, prompt, max_tokens: this.rng.int(this.cell.maxTokens[0], this.cell.maxTokens[1]), stream });
+    return JSON.stringify({ model: MODEL, prompt, max_tokens: this.rng.int(this.cell.maxTokens[0], this.cell.maxTokens[1]), stream });
+  }
+
+  /**
+   * A platinum body's twin (`Phases`): the same prompt to FLOOR_MODEL, for one token. Only
+   * its first token is measured; its answer's whole length would add as many streamed
+   * chunks again to the machine it measures (a twin of 96 tokens took `vllm short`'s
+   * alone p99 from 24–35 ms to 38–92 ms).
+   */
+  static twin(body: string): string {
+    return JSON.stringify({ ...(JSON.parse(body) as object), model: FLOOR_MODEL, max_tokens: 1 });
   }
 }
 
@@ -330,6 +347,25 @@ interface Plan {
 interface Timed {
   at: number;
   sample: Sample;
+  /** The same request to FLOOR_MODEL, sent at the same instant; absent where the cell has no floor. */
+  twin?: Sample;
+}
+
+/**
+ * Platinum requests and their twins: each platinum request is sent at the same instant to
+ * FLOOR_MODEL, an idle engine of its own behind the same server. The twin meets the same
+ * machine at the same moment (the load generator, the server and the engines share the
+ * cores), but no bronze and no admission queue: what its TTFT grows under the flood is
+ * what this machine adds, which no admission rule removes. Measured in a separate run, as
+ * the floor was before, it moved 11× ↔ 69× for one cell between runs and could not say
+ * whether one slow run of a cell was the host's or llmgw's; paired, the host's slow
+ * moments land in both.
+ */
+interface Phases {
+  alone: Sample[];
+  flood: Sample[];
+  /** The twins of `alone` and `flood`; null where the cell has no floor (external engines). */
+  floor: { alone: Sample[]; flood: Sample[] } | null;
 }
 
 interface Flood {
@@ -338,10 +374,8 @@ interface Flood {
   startAt: number;
 }
 
-interface OnRun {
+interface OnRun extends Phases {
   order: Order;
-  alone: Sample[];
-  flood: Sample[];
   bronze: Flood;
   capacity: CapacitySeen;
 }
@@ -352,8 +386,6 @@ interface CellResult {
   plan: Plan;
   off: { platinum: Sample[]; bronze: Flood };
   on: OnRun[];
-  /** Platinum to an idle engine of its own through the same server, while bronze floods the cell's: the part of its TTFT this machine adds. */
-  floor: { alone: Sample[]; flood: Sample[] } | null;
 }
 
 export const suite: Suite = {
@@ -381,12 +413,21 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
   try {
     const urls = cell.external ?? (await startedAll(Array.from({ length: cell.engines }, (_, i) => startSim({ model: MODEL, seed: i, ...cell.sim })), procs)).map((s) => s.url);
     const endpoints = urls.map((url, i) => ({ id: `engine-${i}`, url, ...(cell.sizeConfigured ? { maxNumSeqs: cell.sim.maxNumSeqs } : {}) }));
+    // The twins' engine (`Phases`): the cell's shape, serving FLOOR_MODEL only. One for the
+    // whole cell, as the cell's engines are: idle between runs, whatever it cached is of
+    // prompts no later request repeats.
+    const floorUrl = cell.external ? null : (await startedAll([startSim({ model: FLOOR_MODEL, seed: cell.engines, ...cell.sim })], procs))[0]!.url;
     // Deep-merged over the endpoints element by element.
     const budgets: ConfigObject | undefined = cell.sizeConfigured ? { endpoints: urls.map(() => ({ max_num_batched_tokens: stepBudgetOf(cell.sim) })) } : undefined;
     const priority: ConfigObject | undefined = cell.enginePriority ? { endpoints: urls.map(() => ({ priority_scheduling: 'lower-first' })) } : undefined;
     const admission = (enabled: boolean): ConfigObject => ({ router: { admission: enabled ? { priority_header: true } : { enabled: false, priority_header: true } } });
-    const config = (enabled: boolean) => llmgwConfig({ model: MODEL, endpoints, extra: [budgets, priority, admission(enabled), extraConfigFromEnv()] });
+    const config = (enabled: boolean): ConfigObject => {
+      const c = llmgwConfig({ model: MODEL, endpoints, extra: [budgets, priority, admission(enabled), extraConfigFromEnv()] });
+      if (floorUrl === null) return c;
+      return { ...c, models: [{ name: MODEL }, { name: FLOOR_MODEL }], endpoints: [...(c['endpoints'] as ConfigObject[]), { id: 'floor', url: floorUrl, models: [FLOOR_MODEL] }] };
+    };
     const work = new Workload(cell, rng);
+    const twins = floorUrl !== null;
     const slots = cell.engines * cell.sim.maxNumSeqs;
 
     // Admission off first: bronze's baseline. Nothing it does can teach a later server
@@ -406,38 +447,21 @@ async function runCell(cell: Cell, rng: Rng): Promise<CellResult> {
       outstanding: FLOOD_FACTOR * slots,
       stuckMs: cell.external ? EXTERNAL_STUCK_MS : 30_000,
     };
-    const offRun = await bronzeFirst(off, work, plan, rng, false);
+    const offRun = await bronzeFirst(off, work, plan, rng, false, twins);
     assertAlive(procs);
     retire(off);
 
     const on: OnRun[] = [];
     for (const order of ORDERS) {
       const gw = (await startedAll([startLlmgw(config(true))], procs))[0]!;
-      const watch = new CapacityWatch(gw.adminUrl);
-      const run = order === 'platinum first' ? await platinumFirst(gw, work, plan, rng) : await bronzeFirst(gw, work, plan, rng, true);
-      on.push({ order, alone: run.alone, flood: run.flood, bronze: run.bronze, capacity: await watch.stop() });
+      const watch = new CapacityWatch(gw.adminUrl, MODEL);
+      const run = order === 'platinum first' ? await platinumFirst(gw, work, plan, rng, twins) : await bronzeFirst(gw, work, plan, rng, true, twins);
+      on.push({ order, ...run, capacity: await watch.stop() });
       assertAlive(procs);
       retire(gw);
     }
-    const result = { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on };
-    if (cell.external) {
-      await Promise.all(stopping);
-      return { ...result, floor: null };
-    }
-    // The host floor: the same flood and platinum load, platinum served by an engine of
-    // its own. On a small machine the load generator, the server and the engines share
-    // the cores, and a flood slows every request down, an idle engine's too.
-    const own = (await startedAll([startSim({ model: FLOOR_MODEL, seed: cell.engines, ...cell.sim })], procs))[0]!;
-    const floorConfig = config(true);
-    floorConfig['models'] = [{ name: MODEL }, { name: FLOOR_MODEL }];
-    floorConfig['endpoints'] = [...(floorConfig['endpoints'] as ConfigObject[]), { id: 'floor', url: own.url, models: [FLOOR_MODEL] }];
-    const fgw = (await startedAll([startLlmgw(floorConfig)], procs))[0]!;
-    const floorRun = await platinumFirst(fgw, work, plan, rng, FLOOR_MODEL);
-    assertAlive(procs);
-    retire(fgw);
-    retire(own);
     await Promise.all(stopping);
-    return { ...result, floor: { alone: floorRun.alone, flood: floorRun.flood } };
+    return { cell, capacityRps, plan, off: { platinum: offRun.flood, bronze: offRun.bronze }, on };
   } finally {
     await stopAll(procs);
   }
@@ -519,13 +543,31 @@ function poisson(rng: Rng, rate: number, ms: number): number[] {
   return out;
 }
 
-async function platinumLoop(client: LoadClient, work: Workload, schedule: number[], model = MODEL): Promise<Timed[]> {
+/** Platinum at the times of `schedule`; with `twins`, each request also to FLOOR_MODEL at the same instant (`Phases`). */
+async function platinumLoop(client: LoadClient, work: Workload, schedule: number[], twins: boolean): Promise<Timed[]> {
   const out: Timed[] = [];
   await openLoop(schedule, async () => {
     const at = performance.now();
-    out.push({ at, sample: (await client.post('/v1/completions', work.body(true, model), { headers: PLATINUM })).sample });
+    const send = (body: string) => client.post('/v1/completions', body, { headers: PLATINUM });
+    const body = work.body(true);
+    if (!twins) {
+      out.push({ at, sample: (await send(body)).sample });
+      return;
+    }
+    const [cell, twin] = await Promise.all([send(body), send(Workload.twin(body))]);
+    out.push({ at, sample: cell.sample, twin: twin.sample });
   });
   return out;
+}
+
+/** The samples of `timed` and, with `twins`, their twins. */
+function phases(alone: readonly Timed[], flood: readonly Timed[], twins: boolean): Phases {
+  const twinsOf = (ts: readonly Timed[]) => ts.map((t) => t.twin!);
+  return {
+    alone: alone.map((t) => t.sample),
+    flood: flood.map((t) => t.sample),
+    floor: twins ? { alone: twinsOf(alone), flood: twinsOf(flood) } : null,
+  };
 }
 
 /** Bronze keeps `outstanding` requests in flight for LEAD_MS + the phase; a refused one backs off a second, as a batch client would, instead of spinning. */
@@ -543,30 +585,27 @@ async function flood(gw: RunningLlmgw, work: Workload, plan: Plan): Promise<Floo
 }
 
 /** Platinum alone (after WARM_MS) for a phase, then the flood joins it; platinum goes on until the flood stops. */
-async function platinumFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, platinumModel = MODEL): Promise<Omit<OnRun, 'order' | 'capacity'>> {
+async function platinumFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, twins: boolean): Promise<Phases & { bronze: Flood }> {
   const client = new LoadClient(gw.url, 256, plan.stuckMs);
   const measuredFrom = performance.now() + WARM_MS;
   const flooding = new Promise<Flood>((resolve, reject) => setTimeout(() => flood(gw, work, plan).then(resolve, reject), WARM_MS + plan.phaseMs));
-  const platinum = await platinumLoop(client, work, poisson(rng, plan.platinumRate, WARM_MS + 2 * plan.phaseMs + LEAD_MS), platinumModel);
+  const platinum = await platinumLoop(client, work, poisson(rng, plan.platinumRate, WARM_MS + 2 * plan.phaseMs + LEAD_MS), twins);
   const bronze = await flooding;
   await client.close();
-  return {
-    alone: platinum.filter((p) => p.at >= measuredFrom && p.at < bronze.startAt).map((p) => p.sample),
-    flood: platinum.filter((p) => p.at >= bronze.startAt).map((p) => p.sample),
-    bronze,
-  };
+  const alone = platinum.filter((p) => p.at >= measuredFrom && p.at < bronze.startAt);
+  return { ...phases(alone, platinum.filter((p) => p.at >= bronze.startAt), twins), bronze };
 }
 
 /** The flood first; platinum joins after LEAD_MS; after the flood (and its queue) is done, platinum alone. */
-async function bronzeFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, alone: boolean): Promise<Omit<OnRun, 'order' | 'capacity'>> {
+async function bronzeFirst(gw: RunningLlmgw, work: Workload, plan: Plan, rng: Rng, alone: boolean, twins: boolean): Promise<Phases & { bronze: Flood }> {
   const client = new LoadClient(gw.url, 256, plan.stuckMs);
   const flooding = flood(gw, work, plan);
   await new Promise((r) => setTimeout(r, LEAD_MS));
-  const during = await platinumLoop(client, work, poisson(rng, plan.platinumRate, plan.phaseMs));
+  const during = await platinumLoop(client, work, poisson(rng, plan.platinumRate, plan.phaseMs), twins);
   const bronze = await flooding;
-  const after = alone ? await platinumLoop(client, work, poisson(rng, plan.platinumRate, plan.phaseMs)) : [];
+  const after = alone ? await platinumLoop(client, work, poisson(rng, plan.platinumRate, plan.phaseMs), twins) : [];
   await client.close();
-  return { alone: after.map((p) => p.sample), flood: during.map((p) => p.sample), bronze };
+  return { ...phases(after, during, twins), bronze };
 }
 
 function clamp(x: number, lo: number, hi: number): number {
@@ -617,9 +656,9 @@ function printResults(results: readonly CellResult[]): void {
   for (const r of results) {
     const offBronze = summarize(r.off.bronze.samples, r.off.bronze.wallMs);
     const slots = r.cell.sim.maxNumSeqs;
-    // No floor (external engines): nothing is taken out.
-    const floor = r.floor ? ttfts(r.floor.flood).p99 / ttfts(r.floor.alone).p99 : null;
     for (const run of r.on) {
+      // No floor (external engines): nothing is taken out.
+      const floor = run.floor ? ttfts(run.floor.flood).p99 / ttfts(run.floor.alone).p99 : null;
       const alone = ttfts(run.alone);
       const during = ttfts(run.flood);
       const offDuring = ttfts(r.off.platinum);
@@ -644,6 +683,7 @@ function printResults(results: readonly CellResult[]): void {
         fmtRatio(ratio),
         floor === null ? '-' : fmtRatio(floor),
         floor === null ? '-' : fmtRatio(overFloor),
+        run.floor === null ? '-' : fmtNum(pairedExcess(run.flood, run.floor.flood).p99),
         fmtRatio(offDuring.p99 / alone.p99),
         fmtRatio(bronzeRatio),
         bronze.errors === 0 ? `yes (${bronze.ok})` : `no: ${bronze.errorKinds.join(', ')}`,
@@ -655,14 +695,15 @@ function printResults(results: readonly CellResult[]): void {
     }
   }
   printTable(
-    ['cell', 'order', 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'recalled', 'budget', 'over floor'],
+    ['cell', 'order', 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'over twin p99', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'recalled', 'budget', 'over floor'],
     rows,
     2,
   );
   console.log(
     [
       `TTFT in ms, client-side, platinum streaming. ×p99: flood p99 over alone p99 through the same server (budget ≤ ${TTFT_BUDGET}×);`,
-      'floor ×p99: the same, platinum-first, with platinum served by an idle engine of its own through the same server: what this machine adds under the flood, which no admission rule removes. × over floor: ×p99 over max(1, floor); "over floor" judges it against the budget.',
+      'floor ×p99: the same for the twins, each platinum request sent at the same instant to an idle engine of its own through the same server: what this machine adds under the flood, which no admission rule removes. × over floor: ×p99 over max(1, floor); "over floor" judges it against the budget.',
+      "over twin p99: under the flood, each platinum request's TTFT less its twin's, p99 (ms): what sharing the cell's engines cost it beyond the machine's moment.",
       `off ×p99: the same flood through a server with admission off, over the alone p99 (what admission has to beat).`,
       `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
       'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
@@ -671,6 +712,16 @@ function printResults(results: readonly CellResult[]): void {
       `${failing} of ${rows.length} runs outside the budget; ${failingOverFloor} once this machine's floor is taken out.`,
     ].join('\n'),
   );
+}
+
+/** Under the flood, each request's TTFT less its twin's, where both were answered. */
+function pairedExcess(cell: readonly Sample[], twins: readonly Sample[]): Distribution {
+  const excess: number[] = [];
+  cell.forEach((s, i) => {
+    const t = twins[i]!;
+    if (s.error === undefined && t.error === undefined) excess.push(s.ttftMs - t.ttftMs);
+  });
+  return distribution(excess);
 }
 
 function range([a, b]: readonly [number, number]): string {

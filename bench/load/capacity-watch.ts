@@ -10,11 +10,11 @@ export interface CapacitySeen {
   firstAt: Map<string, number>;
   /** Endpoint id → where the capacity came from at the end: engine (published), config, learnt or null. */
   from: Map<string, string | null>;
-  /** Requests recalled from an engine to make way for the first band, over every model and band (`/admin/v1/admission`); null: not read. */
+  /** Requests recalled from the model's engines to make way for its first band, over every band (`/admin/v1/admission`); null: not read. */
   recalled: number | null;
 }
 
-/** Polls every `everyMs` until stopped; a failed poll is skipped, the next one tries again. */
+/** Polls every `everyMs` until stopped, for the endpoints serving `model`; a failed poll is skipped, the next one tries again. */
 export class CapacityWatch {
   private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map(), from: new Map(), recalled: null };
   private stopped = false;
@@ -22,6 +22,7 @@ export class CapacityWatch {
 
   constructor(
     private readonly adminUrl: string,
+    private readonly model: string,
     private readonly everyMs = 200,
   ) {
     this.loop = this.run();
@@ -36,9 +37,10 @@ export class CapacityWatch {
 
   private async poll(): Promise<void> {
     const res = await request(`${this.adminUrl}/admin/v1/endpoints`);
-    const list = (await res.body.json()) as { id: string; batchCapacity: number | null; batchCapacityFrom: string | null }[];
+    const list = (await res.body.json()) as { id: string; models: string[]; batchCapacity: number | null; batchCapacityFrom: string | null }[];
     const now = performance.now();
     for (const e of list) {
+      if (!e.models.includes(this.model)) continue;
       this.seen.final.set(e.id, e.batchCapacity);
       this.seen.from.set(e.id, e.batchCapacityFrom);
       if (e.batchCapacity !== null && !this.seen.firstAt.has(e.id)) this.seen.firstAt.set(e.id, now);
@@ -56,7 +58,8 @@ export class CapacityWatch {
 
   private async recalled(): Promise<number> {
     const res = await request(`${this.adminUrl}/admin/v1/admission`);
-    const body = (await res.body.json()) as { models?: { bands: { recalled: number }[] }[] };
-    return (body.models ?? []).reduce((sum, m) => sum + m.bands.reduce((s, b) => s + b.recalled, 0), 0);
+    const body = (await res.body.json()) as { models?: { model: string; bands: { recalled: number }[] }[] };
+    const bands = (body.models ?? []).find((m) => m.model === this.model)?.bands ?? [];
+    return bands.reduce((sum, b) => sum + b.recalled, 0);
   }
 }
