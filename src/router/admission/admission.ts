@@ -233,10 +233,11 @@ export class Admission {
   firstToken(admittedAt: number, now: number, seen: FirstTokenSeen): void {
     const ttft = now - admittedAt;
     const { replicas, most, queueing } = serving(this.table.forModel(this.model), this.cfg.kv_ceiling, now);
-    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, most, this.lowerBandsQueued());
+    const share = 1 / Math.max(1, replicas);
+    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, most, this.lowerBandsQueued(), share);
     // An engine seen queueing may be full whatever its other requests' first tokens say:
     // acknowledgements from those that got a slot would grow the limit past its batch.
-    else if (!queueing) this.limit.acked(ttft, most, this.lowerBandsQueued(), 1 / Math.max(1, replicas));
+    else if (!queueing) this.limit.acked(ttft, most, this.lowerBandsQueued(), share);
     this.streamedTtftMs = this.streamedTtftMs === null ? ttft : this.streamedTtftMs + (ttft - this.streamedTtftMs) * TTFT_SMOOTHING;
   }
 
