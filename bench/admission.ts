@@ -166,7 +166,7 @@ import { ManualClock } from '../src/sim/clock.js';
 import { ENGINE_DEFAULTS, SimEngine } from '../src/sim/engine.js';
 
 const MODEL = 'bench-admission';
-/** The host floor's platinum model: an engine of its own that nothing else uses (see `Twin`). */
+/** The host floor's platinum model: an engine of its own that nothing else uses (see `Phases`). */
 const FLOOR_MODEL = 'bench-floor';
 /** Platinum offered load, as a share of what the cell's fleet completes per second. */
 export const PLATINUM_SHARE = 0.25;
