@@ -74,7 +74,7 @@
 // waits for.
 
 import { BRONZE_BUDGET, CELLS, FLOOD_FACTOR, PLATINUM_SHARE, TTFT_BUDGET, type Cell } from './admission.js';
-import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
+import { fmtNum, fmtRatio, listFromEnv, printTable, type Suite, type TableRow } from './harness.js';
 import { createRng, type Rng } from './load/rng.js';
 import { distribution, type Distribution } from './load/stats.js';
 import { ManualClock } from '../src/sim/clock.js';
@@ -256,10 +256,6 @@ export const suite: Suite = {
     printSummary(cells, rows);
   },
 };
-
-function listFromEnv(name: string, separator: string): string[] | undefined {
-  return process.env[name]?.split(separator).map((w) => w.trim()).filter((w) => w !== '');
-}
 
 /** BENCH_BOUND_LATENCY_MS=0,0.5,1,2,4: instead of the matrix, llmgw's rule R × P with bronze's reaction latency at each (ms each way). */
 function latenciesFromEnv(): number[] | undefined {

@@ -155,7 +155,7 @@
 // `git log -p -- bench/admission.ts src/router/admission`.
 
 import os from 'node:os';
-import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
+import { fmtNum, fmtRatio, listFromEnv, printTable, type Suite, type TableRow } from './harness.js';
 import { CapacityWatch, type CapacitySeen } from './load/capacity-watch.js';
 import { closedLoop, LoadClient, openLoop, type Sample } from './load/http-load.js';
 import { extraConfigFromEnv, llmgwConfig, startLlmgw, startSim, type ConfigObject, type RunningLlmgw, type SimOptions } from './load/llmgw.js';
@@ -395,9 +395,11 @@ export const suite: Suite = {
     const load0 = os.loadavg();
     const results: CellResult[] = [];
     // BENCH_ADMISSION_CELLS=long,batch runs only the cells whose names contain one of the words.
-    const only = process.env.BENCH_ADMISSION_CELLS?.split(',').filter((w) => w !== '');
+    const only = listFromEnv('BENCH_ADMISSION_CELLS', ',');
     const external = externalCells();
-    for (const [k, cell] of (external.length > 0 ? external : CELLS).entries()) {
+    const cells = external.length > 0 ? external : CELLS;
+    if (only && !cells.some((c) => only.some((w) => c.name.includes(w)))) throw new Error(`BENCH_ADMISSION_CELLS=${only.join(',')} names none of the cells: ${cells.map((c) => c.name).join('; ')}`);
+    for (const [k, cell] of cells.entries()) {
       if (only && !only.some((w) => cell.name.includes(w))) continue;
       const t0 = performance.now();
       results.push(await runCell(cell, createRng(1000 + k)));

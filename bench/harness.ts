@@ -11,6 +11,16 @@ export interface Suite {
   run(): Promise<void>;
 }
 
+/**
+ * A list from the environment variable `name`, split at `separator` and trimmed;
+ * undefined where it is unset or lists nothing (an empty `VAR=` selects everything, as
+ * leaving it out does, not nothing).
+ */
+export function listFromEnv(name: string, separator: string): string[] | undefined {
+  const words = process.env[name]?.split(separator).map((w) => w.trim()).filter((w) => w !== '');
+  return words === undefined || words.length === 0 ? undefined : words;
+}
+
 export function machineInfo(): string[] {
   const cpus = os.cpus();
   return [

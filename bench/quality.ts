@@ -49,7 +49,7 @@
 // placement did not move the p90. What sets it there was not isolated; the likeliest part
 // is warm turns sharing a step with another turn's cold prefill.
 
-import { fmtNum, fmtRatio, printTable, type Suite, type TableRow } from './harness.js';
+import { fmtNum, fmtRatio, listFromEnv, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
 import { chatWorkload, type ChatWorkload, type ChatWorkloadOptions } from './load/chat-workload.js';
 import { ENGINE_TTFT_COUNT, ENGINE_TTFT_SUM, PREEMPTIONS, PREFIX_HITS, PREFIX_QUERIES, scrapeCounters } from './load/engine-metrics.js';
@@ -220,7 +220,7 @@ interface PolicyResult {
 }
 
 async function run(): Promise<void> {
-  const only = process.env.BENCH_QUALITY_WORKLOADS?.split(',').map((w) => w.trim());
+  const only = listFromEnv('BENCH_QUALITY_WORKLOADS', ',');
   const cases = WORKLOADS.filter((w) => !only || only.includes(w.name));
   if (cases.length === 0) throw new Error(`BENCH_QUALITY_WORKLOADS names none of ${WORKLOADS.map((w) => w.name).join(', ')}`);
   const done: Ran[] = [];
