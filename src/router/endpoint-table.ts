@@ -75,7 +75,7 @@ export interface EndpointState extends EndpointSpec {
    * until it has queued once.
    */
   batchCapacity: number | null;
-  /** Consecutive scrapes, each of a later engine step, that showed it full (`queuedStreak`). */
+  /** Consecutive scrapes that showed requests waiting. */
   queuedScrapes: number;
   /**
    * A learnt capacity is probed upwards (`learnCapacity`) no sooner than this; each probe
@@ -280,7 +280,7 @@ export class EndpointTable {
     const log = e.inflightLog;
     e.inflightAtLoad = e.inflight - log.startedSince(at) + log.endedSince(at);
     e.stepMs = stepTime(before, load) ?? e.stepMs;
-    e.queuedScrapes = queuedStreak(e, before, load, at);
+    e.queuedScrapes = queuedBeyondArrivals(e, load, at) ? e.queuedScrapes + 1 : 0;
     e.peakRunning = Math.max(e.peakRunning, load.running);
     // A batch size the engine or the config gives is the truth; learning only stands in for one.
     if (e.batchSize === null) learnCapacity(e, load, at);
@@ -394,24 +394,6 @@ function queuedBeyondArrivals(e: EndpointState, load: EngineLoad, at: number): b
 }
 
 /**
- * How many scrapes in a row, up to and including `now`, show the engine full: requests
- * waiting beyond what just arrived (`queuedBeyondArrivals`) while it runs as many as it
- * ever ran. Waiting beside fewer running is waiting on something else — the step's token
- * budget spent on long prompts, a cohort of answers that ended in the last step — and so
- * is a running count still rising as the queue drains into it. A scrape of the same
- * engine step as the one before (its inter-token count unchanged) adds nothing: scrapes
- * come every ~25 ms while the batch is being found, and one prefill step of long prompts
- * read twice taught engines of 64 capacities of 21–33 (traced in the admission bench's
- * `batch 64 long varied`; the batch job then ran at half the engines' slots).
- */
-function queuedStreak(e: EndpointState, before: EngineLoad | null, now: EngineLoad, at: number): number {
-  if (!queuedBeyondArrivals(e, now, at) || now.running < e.peakRunning) return 0;
-  if (e.queuedScrapes === 0 || before === null) return 1;
-  if (before.itl && now.itl && now.itl.count === before.itl.count) return e.queuedScrapes;
-  return now.running > before.running ? 1 : e.queuedScrapes + 1;
-}
-
-/**
  * Between polls, an engine that `mayOverfill` is scraped this many times as often as
  * `load_refresh_ms` says: a flood meeting an engine of unknown size fills it past its
  * batch before any scrape shows a queue, and each interactive request sent until one
@@ -428,11 +410,10 @@ function mayOverfill(e: EndpointState): boolean {
 /**
  * The engine's batch capacity, from what it ran while requests waited. One scrape can
  * catch an engine between steps, with new arrivals waiting beside free slots; two in a
- * row of different steps that show it full (`queuedStreak`) mean it is. Never below the
- * most it was seen running (`peakRunning`): requests also wait beside free slots when a
- * step's token budget is spent or a cohort of equal answers has just ended, and the
- * admission bench learnt 1–6 for engines of 16 that way, which then held the lower bands
- * to it for good.
+ * row that show waiting requests mean it is full. Never below the most it was seen
+ * running (`peakRunning`): requests also wait beside free slots when a step's token
+ * budget is spent or a cohort of equal answers has just ended, and the admission bench
+ * learnt 1–6 for engines of 16 that way, which then held the lower bands to it for good.
  *
  * The same waits still teach too little: an engine of 256 fed a burst of prompts that
  * spends its step budget for a few steps was learnt at 64–152, and the lower bands, held
