@@ -62,10 +62,16 @@
 // as queueing); a platinum request recalled 17 bronze, the limit still had room for
 // them, and they went straight back to the same engine, their one recall spent
 // (`attempt-plan.ts`): the next platinum requests found 34 in flight there, none
-// recallable, and waited 165–175 ms. Tried and dropped, one round each against the same
-// build: the limit capped at a quarter past what the engine was seen running (over twin
-// p99 76 vs 23 ms); that cap and a recall bringing the limit down to what the engine ran
-// (136 vs 104 ms; `batch 256 varied` bronze 0.55 / 0.66 vs 0.59 / 0.72). A stricter
+// recallable, and waited 165–175 ms. A recall from an engine of unknown size bringing
+// the limit down to what the engine was seen running removed it: `vllm short`
+// platinum-first over twin p99 11, 11, 12, 14 ms in four runs against 34, 64, 71, 88 for
+// this build interleaved with it (bronze 0.75–0.77 vs 0.77–0.79) — and took `batch 256
+// varied` platinum-first bronze to 0.49 against 0.76 (one run; 0.55 in another with the
+// cap below): on an engine of 256 the onset's recalls come while it has not yet been
+// seen running more, and the cut stops the limit's growth there. It waits for a reading
+// of "full" that a large engine filling up does not pass. Tried and dropped, one round
+// each: the limit capped at a quarter past what the engine was seen running (over twin
+// p99 76 vs 23 ms), and that cap with the cut (136 vs 104 ms). A stricter
 // reading of a full engine for learning (two scrapes of different steps, at the most it
 // was seen running, not still climbing) took `batch 64 long varied` bronze-first from
 // 0.58–0.59 to 0.79–0.88 over five runs, but left the `vllm long` cells unlearnt within
