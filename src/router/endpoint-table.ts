@@ -92,6 +92,8 @@ export interface EndpointState extends EndpointSpec {
    * Forgotten with the capacity when the engine restarts.
    */
   peakRunning: number;
+  /** When `peakRunning` last grew (-Infinity: never). */
+  peakGrewAt: number;
   /**
    * The router's requests the engine is streaming tokens for (first token seen, not
    * ended): it runs at least these, whatever its last scrape says. Written only through a
@@ -177,6 +179,7 @@ export class EndpointTable {
       capacityProbeGapMs: PROBE_GAP_MS,
       peakAtProbe: 0,
       peakRunning: 0,
+      peakGrewAt: -Infinity,
       streaming: 0,
       stepMs: null,
       downSince: null,
@@ -242,6 +245,7 @@ export class EndpointTable {
       e.batchCapacity = e.batchSize;
       e.queuedScrapes = 0;
       e.peakRunning = 0;
+      e.peakGrewAt = -Infinity;
       e.capacityProbeAfter = -Infinity;
       e.capacityProbeGapMs = PROBE_GAP_MS;
       e.peakAtProbe = 0;
@@ -281,7 +285,10 @@ export class EndpointTable {
     e.inflightAtLoad = e.inflight - log.startedSince(at) + log.endedSince(at);
     e.stepMs = stepTime(before, load) ?? e.stepMs;
     e.queuedScrapes = queuedBeyondArrivals(e, load, at) ? e.queuedScrapes + 1 : 0;
-    e.peakRunning = Math.max(e.peakRunning, load.running);
+    if (load.running > e.peakRunning) {
+      e.peakRunning = load.running;
+      e.peakGrewAt = at;
+    }
     // A batch size the engine or the config gives is the truth; learning only stands in for one.
     if (e.batchSize === null) learnCapacity(e, load, at);
     e.loadError = null;
@@ -506,7 +513,10 @@ export class Lease {
     if (!tokens || this.streaming || this.released) return;
     this.streaming = true;
     const e = this.endpoint;
-    if (++e.streaming > e.peakRunning) e.peakRunning = e.streaming;
+    if (++e.streaming > e.peakRunning) {
+      e.peakRunning = e.streaming;
+      e.peakGrewAt = Date.now();
+    }
   }
 
   /**

@@ -26,6 +26,18 @@ test('in slow start a sample grows the limit by its replica\'s share: each repli
   assert.is(l.limit, 14, 'three: by four');
 });
 
+test('an overfilled replica brings the limit down to what its engine ran, never up, never below one', () => {
+  const l = new AdaptiveLimit();
+  for (let i = 0; i < 28; i++) l.sample(20, i, i, 1_000, true, 1);
+  assert.is(l.limit, 32, 'fast samples while recall kept them fast');
+  l.overfilled(16);
+  assert.is(l.limit, 16);
+  l.overfilled(20);
+  assert.is(l.limit, 16, 'a replica that ran more is no reason to grow');
+  l.overfilled(0);
+  assert.is(l.limit, 1);
+});
+
 test('one decrease per round trip: slow samples of requests admitted before it do not shrink it again', () => {
   const l = new AdaptiveLimit();
   for (let i = 0; i < 16; i++) l.sample(20, i, i, 1_000, true, 1);

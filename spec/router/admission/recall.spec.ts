@@ -105,6 +105,32 @@ test('makeWay recalls the newest, in the order they were sent, and their holds e
   assert.equal(e.recallable, []);
 });
 
+test('a recall from an engine of unknown size that has run no more for a while brings the adaptive limit down to what it ran', () => {
+  const { table, e, leases } = engineWith(collected(30), () => ({ peakRunning: 16, peakGrewAt: NOW - 50 }));
+  const a = new Admission('m', table, CFG, 5_000);
+  const limit = (a as unknown as { limit: { value: number } }).limit;
+  limit.value = 32;
+  assert.is(a.makeWay(e, NOW), 15, '30 in flight, seen running 16: 15 recalled');
+  assert.is(a.adaptiveLimit, 32, 'its peak grew 50 ms ago: still filling, the limit stands');
+  const more = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const lease = table.lease(e, NOW, 'collected-lower');
+      lease.whenRecalled(() => true);
+      leases.push(lease);
+    }
+  };
+  more(15);
+  e.peakGrewAt = NOW - 1_000;
+  assert.is(a.makeWay(e, NOW), 15);
+  assert.is(a.adaptiveLimit, 16, 'running 16 for a second: the 32 it had grown to would send the recalled straight back');
+  e.batchCapacity = 16;
+  limit.value = 32;
+  more(3);
+  assert.is(a.makeWay(e, NOW), 3);
+  assert.is(a.adaptiveLimit, 32, 'a known size: the limit does not govern it, and is left alone');
+  for (const l of leases) l.release(NOW);
+});
+
 test('the first band is not held in llmgw by lower-band requests that sending it would recall', () => {
   // Batch of 2: 2 running, 3 lower-band requests queued in the engine behind them.
   const { table, e } = engineWith(collected(5), () => ({ batchSize: 2, batchCapacity: 2, loadAt: NOW, load: { running: 2, waiting: 3, kvUsage: 0.2 } }));

@@ -105,6 +105,20 @@ export class AdaptiveLimit {
   }
 
   /**
+   * A first-band request had to recall lower-band requests from a replica of unknown size
+   * that has run no more for a while (`Admission.makeWay`): the router held more there
+   * than the engine runs (`ran`), so the limit is past its batch, whatever the samples
+   * say — recall keeps the first band's first tokens fast, and fast samples kept growing
+   * it. Left there, the requests recalled went straight back to the same engine, past
+   * their one recall, and the next interactive requests waited behind them: traced in
+   * the admission bench's `vllm short` platinum-first, 34 in flight to an engine of 16,
+   * none recallable, first tokens of 165–175 ms against twins of ~15.
+   */
+  overfilled(ran: number): void {
+    this.value = Math.max(1, Math.min(this.value, ran));
+  }
+
+  /**
    * The first band arrives at engines the lower bands already fill, before any sample:
    * the limit starts at `running`, what a replica holds of the router's that its engine
    * was seen running, not below it. Started at INITIAL, it let no lower-band request go

@@ -17,6 +17,8 @@ export type FirstTokenSeen = 'streamed' | 'collected' | 'whole';
 
 /** How long after the last first-band request lower bands are still held to the adaptive limit on engines of unknown size. */
 const TOP_BAND_IDLE_MS = 60_000;
+/** How long an engine's most-seen-running must have stood for a recall from it to bring the adaptive limit down to it. */
+const PEAK_SETTLED_MS = 200;
 /** Weight of each new sample in the smoothed time from admission to a streamed first token. */
 const TTFT_SMOOTHING = 0.2;
 
@@ -138,6 +140,10 @@ export class Admission {
     // The newest; each rejoins in the order it first asked for admission (`rejoin`).
     let recalled = 0;
     for (const lease of e.recallable.slice(-n)) if (lease.recall(now)) recalled++;
+    // An engine of unknown size that has run no more for a while is full at what it ran:
+    // the limit that put more there is past its batch. One still running more each round
+    // trip is filling up, and its recalls say only that it was not seen running more yet.
+    if (recalled > 0 && e.batchCapacity === null && now - e.peakGrewAt >= PEAK_SETTLED_MS) this.limit.overfilled(e.peakRunning);
     return recalled;
   }
 
