@@ -431,7 +431,8 @@ function mayOverfill(e: EndpointState): boolean {
  * `capacityProbeGapMs`, doubled each time a probe finds it full. A capacity just learnt
  * waits as long before its first probe. Each probe of a full engine spends the slots
  * kept for the first band until it is seen queueing (traced on engines of 16, ~0.3 s a
- * probe), and how an engine queues does not say whether it is full: one of 256 runs
+ * probe) or a recall for the first band finds it full (`probeFoundFull`, from
+ * admission), and how an engine queues does not say whether it is full: one of 256 runs
  * 245–255 when scraped full, and one waiting on its step budget runs its most and holds
  * it as steadily.
  */
@@ -440,9 +441,8 @@ function learnCapacity(e: EndpointState, load: EngineLoad, at: number): void {
   if (e.queuedScrapes >= 2) {
     // First learnt, or probed past the most it ever ran and queueing without having run
     // more since the probe began: the next probe waits.
-    const overshot = known !== null && known > e.peakRunning && e.peakRunning <= e.peakAtProbe;
-    if (known === null || overshot) e.capacityProbeAfter = at + e.capacityProbeGapMs;
-    if (overshot) e.capacityProbeGapMs = Math.min(PROBE_GAP_MAX_MS, e.capacityProbeGapMs * 2);
+    if (known !== null && known > e.peakRunning && e.peakRunning <= e.peakAtProbe) probeFoundFull(e, at);
+    else if (known === null) e.capacityProbeAfter = at + e.capacityProbeGapMs;
     e.batchCapacity = Math.max(load.running, e.peakRunning);
     return;
   }
@@ -452,6 +452,24 @@ function learnCapacity(e: EndpointState, load: EngineLoad, at: number): void {
     if (known <= e.peakRunning) e.peakAtProbe = e.peakRunning;
     e.batchCapacity = known + Math.ceil(known / 16);
   }
+}
+
+/**
+ * Whether `e`'s learnt capacity is being probed: set above the most the engine was seen
+ * running, which it has not run yet.
+ */
+export function probing(e: Pick<EndpointState, 'batchSize' | 'batchCapacity' | 'peakRunning'>): boolean {
+  return e.batchSize === null && e.batchCapacity !== null && e.batchCapacity > e.peakRunning;
+}
+
+/**
+ * The probe of `e`'s capacity found the engine full: the capacity falls back to the most
+ * it ran, and the next probe waits twice as long as this one did.
+ */
+export function probeFoundFull(e: EndpointState, at: number): void {
+  e.capacityProbeAfter = at + e.capacityProbeGapMs;
+  e.capacityProbeGapMs = Math.min(PROBE_GAP_MAX_MS, e.capacityProbeGapMs * 2);
+  e.batchCapacity = e.peakRunning;
 }
 
 /**

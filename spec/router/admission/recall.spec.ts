@@ -131,6 +131,24 @@ test('a recall from an engine of unknown size that has run no more for a while b
   for (const l of leases) l.release(NOW);
 });
 
+test('a recall from an engine whose learnt capacity is probed, and which has run no more for a while, ends the probe: the capacity falls back to what it ran', () => {
+  const { table, e, leases } = engineWith(collected(17), () => ({ batchCapacity: 19, peakRunning: 16, peakGrewAt: NOW - 50, capacityProbeGapMs: 5_000 }));
+  const a = new Admission('m', table, CFG, 5_000);
+  assert.is(a.makeWay(e, NOW), 2, '17 in flight where 16 ran, and the new one');
+  assert.is(e.batchCapacity, 19, 'its peak grew 50 ms ago: it may still be running more, the probe goes on');
+  for (let i = 0; i < 2; i++) {
+    const lease = table.lease(e, NOW, 'collected-lower');
+    lease.whenRecalled(() => true);
+    leases.push(lease);
+  }
+  e.peakGrewAt = NOW - 1_000;
+  assert.is(a.makeWay(e, NOW), 2);
+  assert.is(e.batchCapacity, 16, 'running 16 for a second: the probe room would take the recalled straight back');
+  assert.is(e.capacityProbeAfter, NOW + 5_000, 'the next probe waits');
+  assert.is(e.capacityProbeGapMs, 10_000, 'and the one after twice as long, as for a probe the scrapes find full');
+  for (const l of leases) l.release(NOW);
+});
+
 test('the first band is not held in llmgw by lower-band requests that sending it would recall', () => {
   // Batch of 2: 2 running, 3 lower-band requests queued in the engine behind them.
   const { table, e } = engineWith(collected(5), () => ({ batchSize: 2, batchCapacity: 2, loadAt: NOW, load: { running: 2, waiting: 3, kvUsage: 0.2 } }));

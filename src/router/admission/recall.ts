@@ -1,4 +1,4 @@
-import type { EndpointState } from '../endpoint-table.js';
+import { probing, type EndpointState } from '../endpoint-table.js';
 import { batchSlots } from '../load-estimate.js';
 
 /**
@@ -28,7 +28,6 @@ export function recallCount(e: Pick<EndpointState, 'inflight' | 'batchSize' | 'b
   // Never seen running anything (a new or restarted engine): nothing is known to be full.
   if (e.batchCapacity === null && e.peakRunning === 0) return 0;
   // A learnt capacity above the most the engine ran is being probed: the slots past that are a guess.
-  const probing = e.batchSize === null && e.batchCapacity !== null && e.batchCapacity > e.peakRunning;
-  const slots = batchSlots(probing ? { batchCapacity: e.peakRunning, load: e.load } : e, e.peakRunning)!;
+  const slots = batchSlots(probing(e) ? { batchCapacity: e.peakRunning, load: e.load } : e, e.peakRunning)!;
   return Math.min(e.recallable.length, Math.max(0, e.inflight + 1 - slots));
 }
