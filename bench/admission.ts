@@ -180,7 +180,18 @@
 // probe of a full engine of 16 spent the slots kept for platinum (traced, ~0.3 s a
 // probe): `vllm short, speed 1` flood p99 90–165 ms in three runs against 32–57 ms
 // before, until recall counted the slots of a probed engine as the most it ran (41–47 ms
-// in two runs; 80 / 43 in the matrix above).
+// in two runs; 80 / 43 in the matrix above). Traced bronze-first at `speed 1` (flood p99
+// 60–288 ms in half the runs): a probe to 19 of an engine of 16, each platinum request
+// recalling two bronze that went straight back into the probe's room, their one recall
+// spent, ahead of the next platinum request in the engine's queue (75–118 ms first
+// tokens). A recall from a probed engine that has run no more for 200 ms now ends the
+// probe: over three interleaved rounds bronze-first over twin p99 10.8 / 6.85 / 8.08 ms
+// against 279 / 223 / 115, platinum-first 5.9–8.2 against 6.6–11.2, bronze unchanged
+// (0.81–0.89). Its one whole matrix since (load 0.4 before, 2.0 after) read, platinum-
+// first / bronze-first over twin p99: `vllm short` 63.6 / 20.1, `speed 1` 186 / 13.3,
+// long cells 62.8–111, bronze 0.64–0.68 in `batch 64 long varied` and `batch 256
+// varied` platinum-first, 0.65–0.66 in `batch 256 varied` and `sglang … no server info`
+// bronze-first; the platinum-first `speed 1` outlier was not yet traced.
 // Earlier rounds' figures and the rules tried and dropped are in the commit history:
 // `git log -p -- bench/admission.ts src/router/admission`.
 
