@@ -105,6 +105,9 @@ spec('ctl drain moves a replica off a node, replacement first, with no failed re
   const fleet = (ctx.fleet = await startFleet(CHAT(1)));
   await startNode(fleet, 'node-a');
   const [first] = await untilServing(fleet, 'chat', 1);
+  // Launched with vLLM's limits for an H100 made explicit: the router counts from them, nothing to learn.
+  const ep = ((await fleet.admin('GET', '/admin/v1/endpoints')).json as any[]).find((e) => e.id === first.id);
+  assert.equal([ep?.batchCapacity, ep?.batchCapacityFrom], [1024, 'config'], JSON.stringify(ep));
   await startNode(fleet, 'node-b');
   const load = streamLoad(fleet, 'chat', 4);
   await until(() => load.ok >= 8, 'traffic flowing', 10_000);

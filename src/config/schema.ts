@@ -98,7 +98,11 @@ const profile = object(
       "How a multi-node vLLM replica is wired: ray (a Ray cluster, its head on rank 0) or mp (vLLM's own launcher, vLLM 0.11 and later). Which works depends on the vLLM version, so a multi-node vLLM profile must name one; SGLang launches its ranks itself and refuses it.",
       { enum: [...VLLM_LAUNCH_MODES] },
     ),
-    args: list('Extra engine arguments, passed after the ones llmgw sets, e.g. [--max-num-seqs, "128"].', str('One argument.'), { default: [] }),
+    args: list(
+      'Extra engine arguments, passed after the ones llmgw sets, e.g. [--max-num-seqs, "128"]. For vLLM, a --max-num-seqs or --max-num-batched-tokens left unset here is passed at the value vLLM itself would pick for the GPUs placed on (1024 and 8192 from 70 GiB up except on an A100, else 256 and 2048), so the router knows the batch size and step budget from the first request instead of learning them under load.',
+      str('One argument.'),
+      { default: [] },
+    ),
     env: map("Environment variables laid over the engine's generated environment.", str('The value (quote numbers: "1").'), ENV_NAME_PATTERN, { default: {} }),
     priority: { type: 'integer', description: 'Placement takes the highest-priority profile that fits; equal priorities keep file order.', default: 0 },
     weight: {

@@ -7,6 +7,8 @@ import type { PlacedModel, PlacedProfile } from '../messages/catalog.js';
 import type { ReplicaState } from '../messages/control.js';
 import type { PlacedEndpoint } from '../messages/endpoints.js';
 import type { ShardSpec } from '../messages/shard-spec.js';
+import type { FleetGpu } from '../messages/fleet.js';
+import { pinnedBatchArgs } from './engine-batch.js';
 import type { ReplicaPlacement } from './placement.js';
 
 /** `drain`: let requests in flight finish, then stop (the router already sends it none). */
@@ -64,6 +66,8 @@ export const shardId = (replica: string, rank: number): string => `${replica}-r$
 export interface NodeFacts {
   /** The interface its management address is on; empty when the agent could not tell. */
   readonly mgmtInterface: string;
+  /** Its GPUs as its agent reported them. */
+  readonly gpus: readonly FleetGpu[];
 }
 
 /**
@@ -76,6 +80,9 @@ export function shardSpecs(model: PlacedModel, profile: PlacedProfile, p: Replic
   // A rank without an HTTP server (a headless vLLM worker) is still given rank 0's
   // port: the adapter passes --port to every `vllm serve`, and a headless one binds nothing.
   const leaderPort = leader.httpPort ?? 0;
+  const reported = facts(leader.node).gpus;
+  const unknown = { name: null, memoryTotalMiB: null };
+  const args = [...profile.args, ...pinnedBatchArgs(p.engine, profile.args, leader.gpus.map((g) => reported.find((r) => r.index === g.index) ?? unknown))];
   return p.shards.map((s): ShardSpec => {
     const base: ShardSpec = {
       replica: p.replica,
@@ -90,7 +97,7 @@ export function shardSpecs(model: PlacedModel, profile: PlacedProfile, p: Replic
       gpus: s.gpus,
       httpHost: s.address,
       httpPort: s.httpPort ?? leaderPort,
-      ...(profile.args.length > 0 && { extraArgs: [...profile.args] }),
+      ...(args.length > 0 && { extraArgs: [...args] }),
       ...(Object.keys(profile.env).length > 0 && { env: { ...profile.env } }),
     };
     if (ranks === 1) return base;

@@ -14,6 +14,10 @@ export interface FleetGpu {
   readonly nvlinkDomain: number | null;
   /** Empty when the card may take an engine: ECC faults, foreign memory, a lost card otherwise. */
   readonly problems: readonly string[];
+  /** As nvidia-smi prints it (`NVIDIA H100 80GB HBM3`); null or absent when not reported. */
+  readonly name?: string | null;
+  /** Its memory as nvidia-smi reports it; null or absent when not reported. */
+  readonly memoryTotalMiB?: number | null;
 }
 
 /** A fabric the node takes part in, with the adapters that reach it. */

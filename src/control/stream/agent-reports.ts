@@ -25,6 +25,8 @@ export function reportFromRegister(reg: Register): { report: NodeReport; running
       computeCapability: g.computeCapability ?? null,
       nvlinkDomain: g.nvlinkDomain ?? null,
       problems: [...g.problems],
+      name: g.name ?? null,
+      memoryTotalMiB: g.memoryTotalMib ?? null,
     })),
     fabrics,
   };
