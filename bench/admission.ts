@@ -95,8 +95,31 @@
 // `batch 64 long varied` learns 22–44 for engines of 64 (five runs): waiting for the
 // step budget on long prompts reads as a full engine, and a capacity learnt too small
 // never grows, as the lower bands then keep under it. Bronze held 0.70–0.81 over those
-// runs: long prompts make throughput bound by prefill, not slots. Restarting the learning
-// streak whenever the running count grew did not move it (22–44 either way).
+// runs. Restarting the learning streak whenever the running count grew did not move it
+// (22–44 either way). A later round (seven runs in each order): learnt
+// 18–43, bronze 0.51–0.80; its `size configured` twin 0.94–1.0. Traced, the router held
+// 18–28 in flight to each engine (its learnt size less the reserve), the engine ran 75–90%
+// of them, the rest waiting on its step budget (a step of 8192 prefill tokens lasts
+// ~37 ms at speed 4, the mean step 3–4 ms), and a probe a sixteenth up needed a scrape
+// with nothing waiting and the engine within an eighth of the size, which the reserve
+// alone ruled out. It is the size that holds bronze, not prefill pacing: with only
+// `max_num_seqs` configured (the step budget unknown, paced at 8192) bronze was 0.92 /
+// 0.91; with the size learnt and pacing at 16384, 0.72 / 0.75 (one run each). Tried
+// there, one run each unless said, none kept:
+// - a first probe 1 s after learning, not 5 s (the flood lasts 6 s): learnt 21–30,
+//   bronze 0.66 / 0.73;
+// - a queued scrape counted only where the engine runs the most it ever ran: engines of
+//   64 and 256 were not learnt at all, the adaptive limit held them (0.69 / 0.75);
+// - requests started within two of the slowest recent steps, not the mean one, taken for
+//   arrivals: learnt 25–29, bronze unchanged;
+// - together, a probe not ended by a queue below the engine's most (nor at a most reached
+//   on that scrape, nor by a recall from an engine running less), probes from within a
+//   quarter of the size, and the 1 s gap: learnt 34–65, bronze 0.63–0.75 over three
+//   interleaved rounds (0.58–0.80 for the build before), and `vllm short, speed 1` flood
+//   over twin p99 173 and 286 ms in two of five runs (at most 22 ms in five before):
+//   probes above 16 on engines of 16 came back, the failure the recall end had removed.
+// A replica the control plane launches no longer depends on this: its vLLM is passed the
+// batch limits vLLM would pick for its GPUs (`src/control/engine-batch.ts`).
 // `batch 256 varied` missed bronze in most runs (0.63–0.80 over eleven): its size is
 // learnt late in the flood or not at all, so the adaptive limit governs it. Traced, in
 // the bronze-first order the limit, still at its initial 4 when the interactive client
