@@ -103,8 +103,8 @@
 // ~37 ms at speed 4, the mean step 3–4 ms), and a probe a sixteenth up needed a scrape
 // with nothing waiting and the engine within an eighth of the size, which the reserve
 // alone ruled out. It is the size that holds bronze, not prefill pacing: with only
-// `max_num_seqs` configured (the step budget unknown, paced at 8192) bronze was 0.92 /
-// 0.91; with the size learnt and pacing at 16384, 0.72 / 0.75 (one run each). Tried
+// `max_num_seqs` configured (the step budget unknown, paced at 8192) bronze was
+// 0.87–1.1 over three runs; with the size learnt and pacing at 16384, 0.72 / 0.75. Tried
 // there, one run each unless said, none kept:
 // - a first probe 1 s after learning, not 5 s (the flood lasts 6 s): learnt 21–30,
 //   bronze 0.66 / 0.73;
