@@ -602,7 +602,10 @@ export class Reconciler {
   }
 
   #create(m: PlacedModel, profile: PlacedProfile, p: ReplicaPlacement, now: number): void {
-    const specs = shardSpecs(m, profile, p, (node) => ({ mgmtInterface: this.#nodes.get(node)?.report.mgmtInterface ?? '', gpus: this.#nodes.get(node)?.report.gpus ?? [] }));
+    const specs = shardSpecs(m, profile, p, (node) => {
+      const report = this.#nodes.get(node)?.report;
+      return { mgmtInterface: report?.mgmtInterface ?? '', gpus: report?.gpus ?? [] };
+    });
     const r: ReplicaRecord = {
       id: p.replica,
       model: m.name,

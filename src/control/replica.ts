@@ -80,9 +80,10 @@ export function shardSpecs(model: PlacedModel, profile: PlacedProfile, p: Replic
   // A rank without an HTTP server (a headless vLLM worker) is still given rank 0's
   // port: the adapter passes --port to every `vllm serve`, and a headless one binds nothing.
   const leaderPort = leader.httpPort ?? 0;
-  const reported = facts(leader.node).gpus;
-  const unknown = { name: null, memoryTotalMiB: null };
-  const args = [...profile.args, ...pinnedBatchArgs(p.engine, profile.args, leader.gpus.map((g) => reported.find((r) => r.index === g.index) ?? unknown))];
+  // The batch limits a vLLM profile leaves to vLLM, made explicit for the router (`engine-batch.ts`).
+  const cards = facts(leader.node).gpus;
+  const leaderCards = leader.gpus.map((g) => cards.find((c) => c.index === g.index) ?? { name: null, memoryTotalMiB: null });
+  const args = [...profile.args, ...pinnedBatchArgs(p.engine, profile.args, leaderCards)];
   return p.shards.map((s): ShardSpec => {
     const base: ShardSpec = {
       replica: p.replica,
