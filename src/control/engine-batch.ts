@@ -51,14 +51,20 @@ export function pinnedBatchArgs(engine: ShardSpec['engine'], args: readonly stri
     if (limits === null || d.maxNumSeqs < limits.maxNumSeqs) limits = d;
   }
   const out: string[] = [];
-  if (!setsFlag(args, '--max-num-seqs')) out.push('--max-num-seqs', String(limits!.maxNumSeqs));
+  if (flagValue(args, '--max-num-seqs') === undefined) out.push('--max-num-seqs', String(limits!.maxNumSeqs));
   // With chunked prefill off vLLM sizes the budget to the context length and refuses a smaller one.
   const unchunked = args.includes('--no-enable-chunked-prefill') || args.some((a) => /^--enable-chunked-prefill=(false|0)$/i.test(a));
-  if (!unchunked && !setsFlag(args, '--max-num-batched-tokens')) out.push('--max-num-batched-tokens', String(limits!.maxNumBatchedTokens));
+  if (!unchunked && flagValue(args, '--max-num-batched-tokens') === undefined) out.push('--max-num-batched-tokens', String(limits!.maxNumBatchedTokens));
   return out;
 }
 
-/** Whether `args` give `flag` (`--flag V` or `--flag=V`). */
-function setsFlag(args: readonly string[], flag: string): boolean {
-  return args.some((a) => a === flag || a.startsWith(`${flag}=`));
+/** The value an engine flag is given (`--flag V` or `--flag=V`; the last one wins, as in argparse), or undefined. */
+export function flagValue(args: readonly string[], flag: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const v = a === flag ? args[i + 1] : a.startsWith(`${flag}=`) ? a.slice(flag.length + 1) : undefined;
+    if (v !== undefined) value = v;
+  }
+  return value;
 }

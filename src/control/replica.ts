@@ -8,7 +8,7 @@ import type { ReplicaState } from '../messages/control.js';
 import type { PlacedEndpoint } from '../messages/endpoints.js';
 import type { ShardSpec } from '../messages/shard-spec.js';
 import type { FleetGpu } from '../messages/fleet.js';
-import { pinnedBatchArgs } from './engine-batch.js';
+import { flagValue, pinnedBatchArgs } from './engine-batch.js';
 import type { ReplicaPlacement } from './placement.js';
 
 /** `drain`: let requests in flight finish, then stop (the router already sends it none). */
@@ -154,16 +154,6 @@ function wholeArg(args: readonly string[], flag: string): number | null {
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : null;
 }
 
-/** The value an engine flag is given (`--flag V` or `--flag=V`; the last one wins, as in argparse), or undefined. */
-function flagValue(args: readonly string[], flag: string): string | undefined {
-  let value: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const v = a === flag ? args[i + 1] : a.startsWith(`${flag}=`) ? a.slice(flag.length + 1) : undefined;
-    if (v !== undefined) value = v;
-  }
-  return value;
-}
 
 /** The router endpoint of a replica: rank 0's HTTP server. */
 export function endpointOf(model: PlacedModel, profile: PlacedProfile | undefined, spec: ShardSpec, id: string): PlacedEndpoint {
