@@ -170,6 +170,46 @@ test('once the step time is known, requests that only arrived during the last st
   await table.close();
 });
 
+test('a queue the step budget explains is not a full batch: requests wait beside free slots while every step spends the budget', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  // `steps` steps of `perStep` tokens since the last scrape, 10 ms each, read through vLLM's power-of-two bucket bounds.
+  let tokens = 0;
+  let count = 0;
+  let largest = 0;
+  const scrape = (at: number, waiting: number, running: number, steps: number, perStep: number) => {
+    tokens += steps * perStep;
+    count += steps;
+    if (steps > 0) largest = Math.max(largest, 2 ** Math.ceil(Math.log2(perStep)));
+    table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: count / 100, count }, steps: { tokens, count, largest } }, null);
+  };
+  scrape(0, 0, 0, 1, 100);
+  scrape(100, 0, 4, 10, 100);
+  // A flood of long prompts: 8192 tokens a step, requests waiting, the engine running 20, then 30.
+  scrape(1_000, 40, 20, 90, 8192);
+  scrape(2_000, 30, 30, 100, 8192);
+  scrape(2_010, 30, 30, 0, 0);
+  assert.is(e.batchCapacity, null, 'waiting on the budget, not on a slot: nothing learnt (a scrape within the same step neither)');
+  // Full: steps are mostly decodes, the queue stays.
+  scrape(3_000, 20, 64, 100, 700);
+  scrape(4_000, 22, 64, 100, 650);
+  assert.is(e.batchCapacity, 64, 'full at 64 once its steps no longer spend the budget');
+  await table.close();
+});
+
+test('a full batch of decodes fills its steps evenly, but that is not a spent budget', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  // 32 running, one token each a step: every step in the bucket of 32, none larger.
+  const scrape = (at: number, waiting: number, count: number) => table.applyLoad('a', at, { waiting, running: 32, kvUsage: 0.3, itl: { sum: (count * 32) / 100, count: count * 32 }, steps: { tokens: count * 32, count, largest: 32 } }, null);
+  scrape(0, 0, 10);
+  scrape(1_000, 12, 110);
+  scrape(2_000, 12, 210);
+  assert.is(e.budgetBound, false);
+  assert.is(e.batchCapacity, 32);
+  await table.close();
+});
+
 /** A ready probe of engine `a` with its scraped `waiting` and `running`, taken at `at`. */
 function scrapes(table: EndpointTable): (waiting: number, running: number, at: number) => void {
   return (waiting, running, at) => table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.3 }, loadError: null });

@@ -73,6 +73,37 @@ vllm:inter_token_latency_seconds_bucket{engine="1",le="0.01",model_name="m"} 20
   assert.is(parseEngineLoad('vllm:num_requests_running 1\n').itl, undefined, 'absent, not zero');
 });
 
+/** vLLM v1's tokens-per-step histogram for one engine: `counts` are per bucket (not cumulative) over its fixed bounds, then +Inf. */
+function iterationTokens(engine: string, counts: number[], sum: number): string {
+  const bounds = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+  let total = 0;
+  const lines = bounds.map((b, i) => {
+    total += counts[i] ?? 0;
+    return `vllm:iteration_tokens_total_bucket{engine="${engine}",le="${b}.0",model_name="m"} ${total}.0`;
+  });
+  total += counts[bounds.length] ?? 0;
+  lines.push(`vllm:iteration_tokens_total_bucket{engine="${engine}",le="+Inf",model_name="m"} ${total}.0`);
+  lines.push(`vllm:iteration_tokens_total_count{engine="${engine}",model_name="m"} ${total}.0`);
+  lines.push(`vllm:iteration_tokens_total_sum{engine="${engine}",model_name="m"} ${sum}.0`);
+  return lines.join('\n') + '\n';
+}
+
+test('tokens per step: totals summed over data-parallel engines, and the smallest bound no step exceeded', () => {
+  const running = 'vllm:num_requests_running{engine="0",model_name="m"} 4\n';
+  // Engine 0: 10 decode steps of 4 tokens, 3 steps that spent a budget of 8192.
+  const e0 = iterationTokens('0', [0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3], 10 * 4 + 3 * 8192);
+  assert.equal(parseEngineLoad(running + e0).steps, { tokens: 24_616, count: 13, largest: 8192 });
+  // Engine 1: one step of 3000 tokens.
+  const e1 = iterationTokens('1', [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 3000);
+  assert.equal(parseEngineLoad(running + e0 + e1).steps, { tokens: 27_616, count: 14, largest: 8192 });
+  assert.equal(parseEngineLoad(running + e1).steps, { tokens: 3000, count: 1, largest: 4096 }, 'a budget of 3000 reads as the bound above it');
+  // No chunked prefill: a step of 30,000 tokens passes every finite bound.
+  const e2 = iterationTokens('0', [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 30_000);
+  assert.equal(parseEngineLoad(running + e2).steps, { tokens: 30_000, count: 1, largest: null });
+  assert.equal(parseEngineLoad(running + iterationTokens('0', [], 0)).steps, { tokens: 0, count: 0, largest: null }, 'no step yet');
+  assert.is(parseEngineLoad(running).steps, undefined, 'absent where the engine does not publish it (SGLang, older vLLM)');
+});
+
 test('a page that is not an engine is an error that says what is missing', () => {
   assert.throws(() => parseEngineLoad('# HELP process_cpu_seconds_total x\nprocess_cpu_seconds_total 12.5\n'), (e: unknown) => e instanceof MetricsParseError && /--enable-metrics|metrics enabled/.test((e as Error).message));
   assert.throws(() => parseEngineLoad('<!doctype html><html></html>'), (e: unknown) => e instanceof MetricsParseError);

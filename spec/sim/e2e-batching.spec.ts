@@ -97,6 +97,22 @@ test('a repeated long prompt hits the prefix cache: cached_tokens and hit counte
   assert.is((await metric(sim.url, 'vllm:prefix_cache_hits_total')) - hitsBefore, cachedSum);
 });
 
+test('each step is counted in vLLM\'s tokens-per-step histogram: the prefill in one, then one token per decode', async () => {
+  await idle();
+  const tokens0 = await metric(sim.url, 'vllm:iteration_tokens_total_sum');
+  const steps0 = await metric(sim.url, 'vllm:iteration_tokens_total_count');
+  const small0 = await metric(sim.url, 'vllm:iteration_tokens_total_bucket', { le: '1024' });
+  const big0 = await metric(sim.url, 'vllm:iteration_tokens_total_bucket', { le: '2048' });
+  const r = await stream(words(1500, 4100), 4);
+  assert.is(r.usage.prompt_tokens_details.cached_tokens, 0);
+  assert.ok(r.usage.prompt_tokens > 1024 && r.usage.prompt_tokens <= 2048, `${r.usage.prompt_tokens} prompt tokens`);
+  await idle();
+  assert.is((await metric(sim.url, 'vllm:iteration_tokens_total_sum')) - tokens0, r.usage.prompt_tokens + 3, 'the prompt, then 3 decodes');
+  assert.is((await metric(sim.url, 'vllm:iteration_tokens_total_count')) - steps0, 4);
+  assert.is((await metric(sim.url, 'vllm:iteration_tokens_total_bucket', { le: '2048' })) - big0, 4, 'the prefill step under the bound of 2048');
+  assert.is((await metric(sim.url, 'vllm:iteration_tokens_total_bucket', { le: '1024' })) - small0, 3, 'the decodes under 1024, the prefill above it');
+});
+
 test('kv_cache_usage_perc rises with concurrent long sequences and returns to 0 after', async () => {
   await idle();
   assert.is(await metric(sim.url, 'vllm:kv_cache_usage_perc'), 0);
@@ -169,7 +185,7 @@ test('/metrics has vLLM names, labels and content type', async () => {
     assert.match(text, new RegExp(`^${name}\\{engine="0",model_name="${MODEL}"\\} \\d`, 'm'), name);
   }
   assert.match(text, /^vllm:request_success_total\{engine="0",finished_reason="length",model_name="sim-batching"\} [1-9]/m);
-  for (const h of ['time_to_first_token_seconds', 'inter_token_latency_seconds', 'e2e_request_latency_seconds', 'request_queue_time_seconds']) {
+  for (const h of ['time_to_first_token_seconds', 'inter_token_latency_seconds', 'e2e_request_latency_seconds', 'request_queue_time_seconds', 'iteration_tokens_total']) {
     assert.match(text, new RegExp(`^vllm:${h}_count\\{engine="0",model_name="${MODEL}"\\} [1-9]`, 'm'), h);
   }
   assert.match(text, /^vllm:time_to_first_token_seconds_bucket\{le="0.001",/m, 'vLLM TTFT buckets start at 1 ms');

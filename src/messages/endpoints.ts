@@ -14,6 +14,13 @@ export interface EngineLoad {
    * the engine does not publish one.
    */
   itl?: { sum: number; count: number } | null;
+  /**
+   * vLLM's tokens-per-step histogram (`vllm:iteration_tokens_total`) since it started:
+   * tokens computed and steps taken, and the smallest bucket bound no step exceeded
+   * (null: one exceeded them all). Between two scrapes, tokens per step against the
+   * step budget say whether the engine's queue waited on the budget, not on a slot.
+   */
+  steps?: { tokens: number; count: number; largest: number | null } | null;
 }
 
 /**

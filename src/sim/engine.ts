@@ -173,6 +173,8 @@ export interface EngineObserver {
   onToken?(seq: Sequence, atMs: number, first: boolean, sinceLastMs: number): void;
   onFinished?(seq: Sequence, reason: FinishReason, atMs: number): void;
   onStep?(step: StepInfo): void;
+  /** The step ended: its tokens are out (where vLLM records its iteration stats). */
+  onStepEnd?(step: StepInfo): void;
 }
 
 /** Scheduler stats as of the end of the last step. */
@@ -600,6 +602,7 @@ export class SimEngine {
     this.stepReport.running = this.running.length;
     this.stepReport.waiting = this.waiting.length;
     this.stepReport.kvUsage = this.kv.usage();
+    for (const o of this.observers) o.onStepEnd?.(step);
     this.gaugesChanged();
   }
 

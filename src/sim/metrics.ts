@@ -23,6 +23,8 @@ export interface SimMetricsOptions {
 // vllm/v1/metrics/loggers.py
 const VLLM_TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
 const VLLM_ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
+// Fixed in vLLM v1 (older releases used the CUDA-graph capture sizes).
+const VLLM_ITERATION_TOKEN_BUCKETS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 const VLLM_REQUEST_LATENCY_BUCKETS = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];
 // sglang/srt/metrics/collector.py (TokenizerMetricsCollector defaults)
 const SGLANG_TTFT_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
@@ -119,6 +121,7 @@ function vllmMetrics(registry: Registry, engine: SimEngine, model: string): Engi
   const inference = histogram('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', VLLM_REQUEST_LATENCY_BUCKETS);
   const prefillTime = histogram('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', VLLM_REQUEST_LATENCY_BUCKETS);
   const decodeTime = histogram('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', VLLM_REQUEST_LATENCY_BUCKETS);
+  const iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', VLLM_ITERATION_TOKEN_BUCKETS);
 
   // An info metric emulated as a gauge set to 1; no model_name, as in vLLM.
   const cacheInfo = {
@@ -139,6 +142,9 @@ function vllmMetrics(registry: Registry, engine: SimEngine, model: string): Engi
     },
     onPreempted() {
       preemptions.inc(labels);
+    },
+    onStepEnd(step) {
+      iterationTokens.observe(labels, step.prefillTokens + step.decodeTokens);
     },
     onToken(seq, atMs, first, sinceLastMs) {
       generationTokens.inc(labels);

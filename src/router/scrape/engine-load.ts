@@ -1,12 +1,12 @@
 // Reading an engine's load out of its Prometheus `/metrics` text: the waiting queue, the
-// running batch, KV-cache usage and the inter-token latency totals (its step time),
-// under vLLM's names (current and deprecated) and SGLang's (`sglang:` and the newer
+// running batch, KV-cache usage, the inter-token latency totals (its step time) and
+// vLLM's tokens-per-step histogram (whether its steps fill their token budget), under vLLM's names (current and deprecated) and SGLang's (`sglang:` and the newer
 // `sglang_`). Only the handful of series the router uses are looked at; the rest of the
 // page (histogram buckets, mostly) is skipped by name before any label is parsed.
 
 import type { EngineLoad } from '../../messages/endpoints.js';
 
-type Field = 'waiting' | 'running' | 'kvUsage' | 'itlSum' | 'itlCount';
+type Field = 'waiting' | 'running' | 'kvUsage' | 'itlSum' | 'itlCount' | 'stepTokens' | 'steps' | 'stepBucket';
 
 // Exact names: `vllm:num_requests_waiting` is a prefix of `…_waiting_by_reason`, which
 // must not be counted twice.
@@ -34,10 +34,16 @@ const SERIES = new Map<string, Field>([
   ['sglang:time_per_output_token_seconds_count', 'itlCount'],
   ['sglang_time_per_output_token_seconds_sum', 'itlSum'],
   ['sglang_time_per_output_token_seconds_count', 'itlCount'],
+  // A histogram despite its name: tokens computed per engine step (vLLM v1).
+  ['vllm:iteration_tokens_total_sum', 'stepTokens'],
+  ['vllm:iteration_tokens_total_count', 'steps'],
+  ['vllm:iteration_tokens_total_bucket', 'stepBucket'],
 ]);
 
 /** Labels that repeat one value per tensor-parallel rank rather than add to it. */
 const REPLICATED_LABELS = /(?:^|,)\s*(?:tp_rank|pp_rank)="[^"]*"/g;
+/** A histogram bucket's bound, kept apart from the labels that say which engine it is. */
+const BUCKET_BOUND = /(?:^|,)\s*le="([^"]*)"/;
 
 export class MetricsParseError extends Error {}
 
@@ -50,7 +56,16 @@ export class MetricsParseError extends Error {}
  */
 export function parseEngineLoad(text: string): EngineLoad {
   // field → (labels without tp_rank → value); max within a key, then combined.
-  const seen: Record<Field, Map<string, number>> = { waiting: new Map(), running: new Map(), kvUsage: new Map(), itlSum: new Map(), itlCount: new Map() };
+  const seen: Record<Field, Map<string, number>> = {
+    waiting: new Map(),
+    running: new Map(),
+    kvUsage: new Map(),
+    itlSum: new Map(),
+    itlCount: new Map(),
+    stepTokens: new Map(),
+    steps: new Map(),
+    stepBucket: new Map(),
+  };
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
@@ -70,6 +85,11 @@ export function parseEngineLoad(text: string): EngineLoad {
       const close = line.lastIndexOf('}');
       if (close < nameEnd) throw new MetricsParseError(`unterminated label set: ${line.slice(0, 120)}`);
       labels = line.slice(nameEnd + 1, close).replace(REPLICATED_LABELS, '');
+      if (field === 'stepBucket') {
+        const le = BUCKET_BOUND.exec(labels);
+        if (!le) continue;
+        labels = `${le[1]}|${labels.replace(BUCKET_BOUND, '')}`;
+      }
       rest = line.slice(close + 1);
     } else {
       rest = line.slice(nameEnd);
@@ -93,5 +113,27 @@ export function parseEngineLoad(text: string): EngineLoad {
     kvUsage: seen.kvUsage.size === 0 ? null : Math.min(1, Math.max(0, ...seen.kvUsage.values())),
   };
   if (seen.itlCount.size > 0 && seen.itlSum.size > 0) load.itl = { sum: sum(seen.itlSum), count: sum(seen.itlCount) };
+  if (seen.steps.size > 0 && seen.stepTokens.size > 0) {
+    const count = sum(seen.steps);
+    load.steps = { tokens: sum(seen.stepTokens), count, largest: largestBound(seen.stepBucket, count) };
+  }
   return load;
+}
+
+/**
+ * The smallest finite bucket bound no step has exceeded, from cumulative bucket counts
+ * keyed `le|labels` (summed over engines); null when a step exceeded them all, or none
+ * ran. A step that spends the whole budget lands in the bucket of that bound, so an
+ * engine of budget 8192 reads 8192 here once it has filled a step.
+ */
+function largestBound(buckets: Map<string, number>, steps: number): number | null {
+  if (steps === 0) return null;
+  const byBound = new Map<number, number>();
+  for (const [key, count] of buckets) {
+    const bound = Number(key.slice(0, key.indexOf('|')));
+    if (Number.isFinite(bound)) byBound.set(bound, (byBound.get(bound) ?? 0) + count);
+  }
+  let best: number | null = null;
+  for (const [bound, count] of byBound) if (count >= steps && (best === null || bound < best)) best = bound;
+  return best;
 }
