@@ -118,6 +118,21 @@
 //   interleaved rounds (0.58–0.80 for the build before), and `vllm short, speed 1` flood
 //   over twin p99 173 and 286 ms in two of five runs (at most 22 ms in five before):
 //   probes above 16 on engines of 16 came back, the failure the recall end had removed.
+// Where those false queues come from, instrumented (the gateway's send of each request
+// against the sim's read of it, one run): during the floods under admission, per half
+// second, p50 1–10 ms, p90 up to 53 ms, max 83 ms (admission off: 0.4–1.3 s, its 320 in
+// flight waiting for the engine to read them) — the host's lag, on 2 cores, against
+// steps of 2–3 ms. Engines of 64 running 10–20 were read full with 1–5 waiting that the
+// router had sent 10–30 ms before. A scrape's queue spent on the step budget no longer
+// counts (`spentOnBudget`, vLLM's tokens-per-step histogram), which took `batch 256
+// varied` to learn 256 in four runs of six against one, but not this cell (25–33 either
+// way). Tried, not kept: requests sent within a further 20 ms taken for arrivals
+// (bronze 0.72–0.81 / 0.83–0.86 over three runs, mostly with the size not learnt and the
+// adaptive limit governing, against 0.67–0.70 / 0.65–0.80; but `batch 256 varied`
+// platinum-first 0.46 / 0.48 against 0.72 / 0.77 in the same session: an engine of 256
+// filled slowly queues no more than a few ms of sends, and was never learnt); within
+// the scrape's own round trip instead (p50 4 ms, p90 17, max 179): 0.66–0.70 /
+// 0.57–0.71 here and 0.58–0.71 / 0.46–0.61 for `batch 256 varied`, no better.
 // A replica the control plane launches no longer depends on this: its vLLM is passed the
 // batch limits vLLM would pick for its GPUs (`src/control/engine-batch.ts`).
 // `batch 256 varied` missed bronze in most runs (0.63–0.80 over eleven): its size is

@@ -210,6 +210,19 @@ test('a full batch of decodes fills its steps evenly, but that is not a spent bu
   await table.close();
 });
 
+test('steps that never reached vLLM\'s smallest budget do not show the budget', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  // 16-token prompts reaching an engine running 1: each step a prefill of 16, none larger.
+  const scrape = (at: number, waiting: number, count: number) => table.applyLoad('a', at, { waiting, running: 1, kvUsage: 0.1, itl: { sum: count / 100, count }, steps: { tokens: count * 16, count, largest: 16 } }, null);
+  scrape(0, 0, 10);
+  scrape(1_000, 17, 110);
+  scrape(2_000, 17, 210);
+  assert.is(e.budgetBound, false, 'not a spent budget of 16');
+  assert.is(e.batchCapacity, 1);
+  await table.close();
+});
+
 /** A ready probe of engine `a` with its scraped `waiting` and `running`, taken at `at`. */
 function scrapes(table: EndpointTable): (waiting: number, running: number, at: number) => void {
   return (waiting, running, at) => table.apply({ id: 'a', ready: true, reason: null, models: ['m'], maxModelLen: null, at, load: { waiting, running, kvUsage: 0.3 }, loadError: null });

@@ -391,12 +391,19 @@ function stepTime(before: EngineLoad | null, now: EngineLoad): number | null {
 
 /** Mean tokens per step at or above this share of the step budget: the budget, not the batch, held the queue. */
 const BUDGET_BOUND_SHARE = 0.75;
+/**
+ * vLLM's smallest default step budget. An engine whose steps all stayed below it has not
+ * shown its budget: read as the largest step, an engine of 16 that had only run steps
+ * of 16 tokens was taken to have spent a budget of 16 while 17 requests waited.
+ */
+const SMALLEST_BUDGET = 2048;
 
 /**
  * Whether the engine's steps between two scrapes were spent on their token budget
  * (vLLM's tokens-per-step histogram): requests then wait beside free slots, for the
  * budget, and a queue says nothing about the batch size. The budget is the known one,
- * else the smallest bucket bound no step exceeded: a step that spends a budget of 8192
+ * else the smallest bucket bound no step exceeded, or `SMALLEST_BUDGET` where that is
+ * less: a step that spends a budget of 8192
  * lands in the bucket of 8192, so an engine that filled one step reads its budget
  * exactly where it is a power of two, and up to twice it elsewhere (then fewer queues
  * are excused). A scrape with no step since the last one keeps its verdict.
@@ -413,8 +420,8 @@ function spentOnBudget(e: EndpointState, before: EngineLoad | null, now: EngineL
   const b = now.steps;
   if (!a || !b || b.count < a.count || b.tokens < a.tokens) return false; // none published, or a restart
   if (b.count === a.count) return e.budgetBound; // no step since: as it was
-  const budget = e.stepBudget === null ? b.largest : e.stepBudget;
-  if (!budget) return false; // none (chunking off), or unknown
+  const budget = e.stepBudget ?? (b.largest === null ? null : Math.max(b.largest, SMALLEST_BUDGET));
+  if (!budget) return false; // none (chunking off), or past every bucket
   const perStep = (b.tokens - a.tokens) / (b.count - a.count);
   // Mostly prefill: a full batch of decodes also fills its steps evenly, and a bucket.
   return perStep >= BUDGET_BOUND_SHARE * budget && perStep >= 2 * now.running;
