@@ -403,10 +403,10 @@ const SMALLEST_BUDGET = 2048;
  * (vLLM's tokens-per-step histogram): requests then wait beside free slots, for the
  * budget, and a queue says nothing about the batch size. The budget is the known one,
  * else the smallest bucket bound no step exceeded, or `SMALLEST_BUDGET` where that is
- * less: a step that spends a budget of 8192
- * lands in the bucket of 8192, so an engine that filled one step reads its budget
- * exactly where it is a power of two, and up to twice it elsewhere (then fewer queues
- * are excused). A scrape with no step since the last one keeps its verdict.
+ * less: a step that spends a budget of 8192 lands in the bucket of 8192, so an engine
+ * that filled one step reads its budget exactly where it is a power of two, and up to
+ * twice it elsewhere (then fewer queues are excused). A scrape with no step since the
+ * last one keeps its verdict.
  *
  * In the admission bench, against the build before in the same session: `batch 256
  * varied` learnt 256 in four runs of six, against one; `vllm long, budget 2048`'s

@@ -1,8 +1,9 @@
 // Reading an engine's load out of its Prometheus `/metrics` text: the waiting queue, the
 // running batch, KV-cache usage, the inter-token latency totals (its step time) and
-// vLLM's tokens-per-step histogram (whether its steps fill their token budget), under vLLM's names (current and deprecated) and SGLang's (`sglang:` and the newer
+// vLLM's tokens-per-step histogram (whether its steps fill their token budget), under
+// vLLM's names (current and deprecated) and SGLang's (`sglang:` and the newer
 // `sglang_`). Only the handful of series the router uses are looked at; the rest of the
-// page (histogram buckets, mostly) is skipped by name before any label is parsed.
+// page (other histograms' buckets, mostly) is skipped by name before any label is parsed.
 
 import type { EngineLoad } from '../../messages/endpoints.js';
 
