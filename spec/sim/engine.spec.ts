@@ -242,6 +242,21 @@ test('the reported counts (what the gauges show) are refreshed once per step, as
   assert.equal(h.engine.reported, { running: 0, waiting: 0, kvUsage: 0 }, 'the last step reports the engine empty');
 });
 
+test('a request that arrives while a step runs is not reported waiting until a scheduling pass leaves it so, as in vLLM', () => {
+  // vLLM's engine core reads new requests off its input queue between steps: its stats
+  // after a step count only what that step's pass could not admit.
+  const h = harness({ maxNumSeqs: 1 });
+  h.submit('a', 32, 3);
+  h.clock.advance(0); // the first step starts with 'a'
+  h.clock.advance(1);
+  h.submit('b', 32, 3, 1); // arrives while it runs
+  h.clock.advance(h.steps[0]!.endMs - h.clock.now());
+  assert.equal({ ...h.engine.reported, kvUsage: 0 }, { running: 1, waiting: 0, kvUsage: 0 }, 'no pass has seen b yet');
+  h.clock.advance(h.steps[1]!.endMs - h.clock.now());
+  assert.equal({ ...h.engine.reported, kvUsage: 0 }, { running: 1, waiting: 1, kvUsage: 0 }, 'the second pass left b waiting: the one slot is taken');
+  h.clock.runUntilIdle();
+});
+
 test('live gauges count a request the moment it arrives, and a finished one the moment it leaves', () => {
   const h = harness({ maxNumSeqs: 1, gauges: 'live' });
   h.submit('a', 32, 3);

@@ -17,7 +17,9 @@
 //   `speed`; a sequence emits its first token in the step that completes its prefill, then
 //   one token per step.
 // - the scheduler stats behind the gauges (running, waiting, KV usage) are refreshed at the
-//   end of each step, so a scrape sees a request a step after it arrived. Real engines
+//   end of each step, and a request counts as waiting only once a step's scheduling pass
+//   has left it so (vLLM reads new requests off its input queue between steps), so a
+//   request that arrives while a long prefill step runs is not seen queued. Real engines
 //   differ here, and a router must cope with each: `gauges: 'live'` shows the queues as
 //   they are at scrape time, and `gaugeLagMs` publishes them only every N ms, as SGLang
 //   does when it logs its scheduler stats every few dozen steps.
@@ -600,7 +602,12 @@ export class SimEngine {
       this.emit(seq, t);
     }
     this.stepReport.running = this.running.length;
-    this.stepReport.waiting = this.waiting.length;
+    // The queue this step's scheduling pass left, as vLLM's stats after a step: a request
+    // that came in while the step ran is still on vLLM's input queue, read before the next
+    // pass, so it is not counted until a pass has left it waiting.
+    let left = 0;
+    for (const seq of this.waiting) if (seq.arrivalMs <= step.startMs) left++;
+    this.stepReport.waiting = left;
     this.stepReport.kvUsage = this.kv.usage();
     for (const o of this.observers) o.onStepEnd?.(step);
     this.gaugesChanged();
