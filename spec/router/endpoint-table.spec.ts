@@ -1,6 +1,6 @@
 import { test } from '../support/uvu.js';
 import * as assert from 'uvu/assert';
-import type { EngineSettings } from '../../src/messages/endpoints.js';
+import type { EngineSettings, StepTotals } from '../../src/messages/endpoints.js';
 import { batchCapacitySource, EndpointTable } from '../../src/router/endpoint-table.js';
 import { HEALTH } from './helpers.js';
 
@@ -170,18 +170,36 @@ test('once the step time is known, requests that only arrived during the last st
   await table.close();
 });
 
+/** vLLM v1's tokens-per-step histogram as an engine accumulates it: its fixed bucket bounds, cumulative counts. */
+class StepHistogram {
+  private static readonly bounds = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+  private tokens = 0;
+  private count = 0;
+  private readonly counts = StepHistogram.bounds.map(() => 0);
+
+  /** `steps` more steps of `perStep` tokens each. */
+  add(steps: number, perStep: number): StepTotals {
+    this.tokens += steps * perStep;
+    this.count += steps;
+    StepHistogram.bounds.forEach((b, i) => {
+      if (perStep <= b) this.counts[i]! += steps;
+    });
+    return this.totals();
+  }
+
+  totals(): StepTotals {
+    return { tokens: this.tokens, count: this.count, buckets: StepHistogram.bounds.map((b, i) => [b, this.counts[i]!] as const) };
+  }
+}
+
 test('a queue the step budget explains is not a full batch: requests wait beside free slots while every step spends the budget', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
-  // `steps` steps of `perStep` tokens since the last scrape, 10 ms each, read through vLLM's power-of-two bucket bounds.
-  let tokens = 0;
-  let count = 0;
-  let largest = 0;
+  // `steps` steps of `perStep` tokens since the last scrape, 10 ms each.
+  const h = new StepHistogram();
   const scrape = (at: number, waiting: number, running: number, steps: number, perStep: number) => {
-    tokens += steps * perStep;
-    count += steps;
-    if (steps > 0) largest = Math.max(largest, 2 ** Math.ceil(Math.log2(perStep)));
-    table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: count / 100, count }, steps: { tokens, count, largest } }, null);
+    const totals = h.add(steps, perStep);
+    table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: totals.count / 100, count: totals.count }, steps: totals }, null);
   };
   scrape(0, 0, 0, 1, 100);
   scrape(100, 0, 4, 10, 100);
@@ -192,8 +210,43 @@ test('a queue the step budget explains is not a full batch: requests wait beside
   assert.is(e.batchCapacity, null, 'waiting on the budget, not on a slot: nothing learnt (a scrape within the same step neither)');
   // Full: steps are mostly decodes, the queue stays.
   scrape(3_000, 20, 64, 100, 700);
+  assert.is(e.batchCapacity, 64, 'full at 64 once its steps no longer come near the budget: one scrape shows it');
   scrape(4_000, 22, 64, 100, 650);
-  assert.is(e.batchCapacity, 64, 'full at 64 once its steps no longer spend the budget');
+  assert.is(e.batchCapacity, 64);
+  await table.close();
+});
+
+test('one scrape of vLLM shows a full batch where no step since the last came near the budget and the engine runs its most', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  const h = new StepHistogram();
+  const scrape = (at: number, waiting: number, running: number, steps: number, perStep: number) => {
+    const totals = h.add(steps, perStep);
+    table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: totals.count / 100, count: totals.count }, steps: totals }, null);
+  };
+  scrape(0, 0, 0, 1, 16);
+  // A burst of prompts: steps of up to 8192 tokens, then it runs 20.
+  scrape(1_000, 0, 20, 50, 8192);
+  scrape(2_000, 5, 12, 100, 900);
+  assert.is(e.batchCapacity, null, 'a queue beside fewer running than it ran before: a cohort just ended, or a preemption, not the batch');
+  scrape(3_000, 0, 16, 100, 16);
+  scrape(4_000, 4, 20, 100, 6000);
+  assert.is(e.batchCapacity, null, 'a step since the last scrape may have spent the budget (its bucket is the budget\'s): not on one scrape');
+  scrape(4_500, 0, 20, 50, 40);
+  scrape(5_000, 3, 20, 50, 40);
+  assert.is(e.batchCapacity, 20, 'steps of 64 tokens or less, 20 running as at its most, 3 left waiting: the slots held them');
+  await table.close();
+});
+
+test('an engine without vLLM\'s step histogram must show its queue twice', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  const scrape = scrapes(table);
+  scrape(0, 16, 0);
+  scrape(3, 16, 1_000);
+  assert.is(e.batchCapacity, null, 'once: it may count arrivals as waiting the moment they come');
+  scrape(3, 16, 2_000);
+  assert.is(e.batchCapacity, 16);
   await table.close();
 });
 
@@ -201,7 +254,7 @@ test('a full batch of decodes fills its steps evenly, but that is not a spent bu
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
   // 32 running, one token each a step: every step in the bucket of 32, none larger.
-  const scrape = (at: number, waiting: number, count: number) => table.applyLoad('a', at, { waiting, running: 32, kvUsage: 0.3, itl: { sum: (count * 32) / 100, count: count * 32 }, steps: { tokens: count * 32, count, largest: 32 } }, null);
+  const scrape = (at: number, waiting: number, count: number) => table.applyLoad('a', at, { waiting, running: 32, kvUsage: 0.3, itl: { sum: (count * 32) / 100, count: count * 32 }, steps: steps(count, 32) }, null);
   scrape(0, 0, 10);
   scrape(1_000, 12, 110);
   scrape(2_000, 12, 210);
@@ -214,7 +267,7 @@ test('steps that never reached vLLM\'s smallest budget do not show the budget', 
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
   // 16-token prompts reaching an engine running 1: each step a prefill of 16, none larger.
-  const scrape = (at: number, waiting: number, count: number) => table.applyLoad('a', at, { waiting, running: 1, kvUsage: 0.1, itl: { sum: count / 100, count }, steps: { tokens: count * 16, count, largest: 16 } }, null);
+  const scrape = (at: number, waiting: number, count: number) => table.applyLoad('a', at, { waiting, running: 1, kvUsage: 0.1, itl: { sum: count / 100, count }, steps: steps(count, 16) }, null);
   scrape(0, 0, 10);
   scrape(1_000, 17, 110);
   scrape(2_000, 17, 210);
@@ -222,6 +275,11 @@ test('steps that never reached vLLM\'s smallest budget do not show the budget', 
   assert.is(e.batchCapacity, 1);
   await table.close();
 });
+
+/** `count` steps of `perStep` tokens each since the engine started. */
+function steps(count: number, perStep: number): StepTotals {
+  return new StepHistogram().add(count, perStep);
+}
 
 /** A ready probe of engine `a` with its scraped `waiting` and `running`, taken at `at`. */
 function scrapes(table: EndpointTable): (waiting: number, running: number, at: number) => void {

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { endpointRegistry } from '../../src/actors/endpoints/endpoint-registry.js';
 import { healthPoller } from '../../src/actors/endpoints/health-poller.js';
 import { EndpointTable } from '../../src/router/endpoint-table.js';
-import { MetricsParseError, parseEngineLoad } from '../../src/router/scrape/engine-load.js';
+import { largestStep, MetricsParseError, parseEngineLoad } from '../../src/router/scrape/engine-load.js';
 import { ENDPOINT_REGISTRY, healthPollerAddress } from '../../src/messages/endpoints.js';
 import { ActorSystem } from '../../src/runtime/index.js';
 import { until } from '../support/until.js';
@@ -90,18 +90,36 @@ function iterationTokens(engine: string, counts: number[], sum: number): string 
 
 test('tokens per step: totals summed over data-parallel engines, and the smallest bound no step exceeded', () => {
   const running = 'vllm:num_requests_running{engine="0",model_name="m"} 4\n';
+  const largest = (text: string): number | null => largestStep(parseEngineLoad(running + text).steps!);
   // Engine 0: 10 decode steps of 4 tokens, 3 steps that spent a budget of 8192.
   const e0 = iterationTokens('0', [0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3], 10 * 4 + 3 * 8192);
-  assert.equal(parseEngineLoad(running + e0).steps, { tokens: 24_616, count: 13, largest: 8192 });
+  const both = parseEngineLoad(running + e0).steps!;
+  assert.equal([both.tokens, both.count], [24_616, 13]);
+  assert.equal(both.buckets.slice(0, 3), [[1, 0], [8, 10], [16, 10]], 'cumulative, bounds ascending');
+  assert.is(both.buckets.length, 13, '+Inf left out');
+  assert.is(largest(e0), 8192);
   // Engine 1: one step of 3000 tokens.
   const e1 = iterationTokens('1', [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 3000);
-  assert.equal(parseEngineLoad(running + e0 + e1).steps, { tokens: 27_616, count: 14, largest: 8192 });
-  assert.equal(parseEngineLoad(running + e1).steps, { tokens: 3000, count: 1, largest: 4096 }, 'a budget of 3000 reads as the bound above it');
+  const summed = parseEngineLoad(running + e0 + e1).steps!;
+  assert.equal([summed.tokens, summed.count, summed.buckets[10]], [27_616, 14, [4096, 11]], 'summed per bound over the engines');
+  assert.is(largest(e0 + e1), 8192);
+  assert.is(largest(e1), 4096, 'a budget of 3000 reads as the bound above it');
   // No chunked prefill: a step of 30,000 tokens passes every finite bound.
-  const e2 = iterationTokens('0', [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 30_000);
-  assert.equal(parseEngineLoad(running + e2).steps, { tokens: 30_000, count: 1, largest: null });
-  assert.equal(parseEngineLoad(running + iterationTokens('0', [], 0)).steps, { tokens: 0, count: 0, largest: null }, 'no step yet');
+  assert.is(largest(iterationTokens('0', [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 30_000)), null);
+  assert.is(largest(iterationTokens('0', [], 0)), null, 'no step yet');
   assert.is(parseEngineLoad(running).steps, undefined, 'absent where the engine does not publish it (SGLang, older vLLM)');
+});
+
+test('the largest step between two scrapes: the steps taken since the first, not the engine\'s life', () => {
+  const running = 'vllm:num_requests_running 4\n';
+  const at = (counts: number[]) => parseEngineLoad(running + iterationTokens('0', counts, 0)).steps!;
+  // A burst of 3 budget-sized steps, then 40 decode steps of at most 32 tokens.
+  const before = at([0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3]);
+  const after = at([0, 30, 0, 20, 0, 0, 0, 0, 0, 0, 0, 3]);
+  assert.is(largestStep(after), 8192, 'over its life');
+  assert.is(largestStep(after, before), 32, 'since the scrape before');
+  assert.is(largestStep(after, after), null, 'no step between them');
+  assert.is(largestStep(before, after), null, 'counts that went back: a restart says nothing');
 });
 
 test('a page that is not an engine is an error that says what is missing', () => {

@@ -16,11 +16,20 @@ export interface EngineLoad {
   itl?: { sum: number; count: number } | null;
   /**
    * vLLM's tokens-per-step histogram (`vllm:iteration_tokens_total`) since it started:
-   * tokens computed and steps taken, and the smallest bucket bound no step exceeded
-   * (null: one exceeded them all). Between two scrapes, tokens per step against the
-   * step budget say whether the engine's queue waited on the budget, not on a slot.
+   * tokens computed, steps taken, and steps at or below each finite bucket bound
+   * (cumulative, bounds ascending). Between two scrapes, the steps against the step
+   * budget say whether the engine's queue waited on the budget, not on a slot
+   * (`largestStep` in `router/scrape/engine-load.ts`).
    */
-  steps?: { tokens: number; count: number; largest: number | null } | null;
+  steps?: StepTotals | null;
+}
+
+/** Totals of vLLM's tokens-per-step histogram, summed over data-parallel engines. */
+export interface StepTotals {
+  tokens: number;
+  count: number;
+  /** [bound, steps of at most that many tokens], bounds ascending, +Inf left out. */
+  buckets: ReadonlyArray<readonly [number, number]>;
 }
 
 /**

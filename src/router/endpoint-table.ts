@@ -3,6 +3,7 @@ import type { EndpointProbe, EngineSettings } from '../messages/endpoints.js';
 import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint-health.js';
 import { InflightLog } from './inflight-log.js';
 import { scrapeCouldTell } from './load-estimate.js';
+import { largestStep } from './scrape/engine-load.js';
 import type { EngineLoad } from '../messages/endpoints.js';
 
 /** Down at least this long, an engine is taken to have restarted: its batch capacity is learnt again. */
@@ -289,12 +290,13 @@ export class EndpointTable {
     e.stepMs = stepTime(before, load) ?? e.stepMs;
     e.budgetBound = spentOnBudget(e, before, load);
     e.queuedScrapes = !e.budgetBound && queuedBeyondArrivals(e, load, at) ? e.queuedScrapes + 1 : 0;
+    const full = e.queuedScrapes >= 2 || (e.queuedScrapes === 1 && fullOnOneScrape(e, before, load));
     if (load.running > e.peakRunning) {
       e.peakRunning = load.running;
       e.peakGrewAt = at;
     }
     // A batch size the engine or the config gives is the truth; learning only stands in for one.
-    if (e.batchSize === null) learnCapacity(e, load, at);
+    if (e.batchSize === null) learnCapacity(e, load, at, full);
     e.loadError = null;
   }
 
@@ -415,12 +417,39 @@ const SMALLEST_BUDGET = 2048;
  * spread. It does not cure `batch 64 long varied` (25–33 of 64 learnt either way):
  * its false queues are mostly requests still on their way in, not budget waits.
  */
+/** The engine's step budget: the known one, else as its steps have shown it (see `spentOnBudget`); null or 0 where it has none, or it cannot be told. */
+function stepBudget(e: EndpointState, load: EngineLoad): number | null {
+  if (e.stepBudget !== null) return e.stepBudget;
+  const largest = load.steps ? largestStep(load.steps) : null;
+  return largest === null ? null : Math.max(largest, SMALLEST_BUDGET);
+}
+
+/**
+ * Whether one scrape that shows requests waiting shows a full engine. vLLM counts as
+ * waiting only what its last scheduling pass left (a request that arrives during a step
+ * is read off its input queue before the next pass), and a pass leaves one waiting for
+ * want of a slot, of step budget or of KV cache. Where no step since the last scrape
+ * came near the budget and the engine runs the most it was ever seen running, the slots
+ * or the cache held it: that is the batch, and a second scrape adds nothing. A second
+ * scrape is what an engine of unknown size under a 1 s poll rarely gives: the router
+ * stops filling it at the first queue it sees, and it has drained by the next. Only for
+ * engines that publish vLLM's step histogram; others count arrivals as waiting at once
+ * (`queuedBeyondArrivals`), and their queue must show twice.
+ */
+function fullOnOneScrape(e: EndpointState, before: EngineLoad | null, now: EngineLoad): boolean {
+  if (!now.steps || !before?.steps || now.running < Math.max(1, e.peakRunning)) return false;
+  const budget = stepBudget(e, now);
+  if (budget === 0) return true; // chunking off: nothing waits on a budget
+  const largest = largestStep(now.steps, before.steps);
+  return budget !== null && largest !== null && largest < budget;
+}
+
 function spentOnBudget(e: EndpointState, before: EngineLoad | null, now: EngineLoad): boolean {
   const a = before?.steps;
   const b = now.steps;
   if (!a || !b || b.count < a.count || b.tokens < a.tokens) return false; // none published, or a restart
   if (b.count === a.count) return e.budgetBound; // no step since: as it was
-  const budget = e.stepBudget ?? (b.largest === null ? null : Math.max(b.largest, SMALLEST_BUDGET));
+  const budget = stepBudget(e, now);
   if (!budget) return false; // none (chunking off), or past every bucket
   const perStep = (b.tokens - a.tokens) / (b.count - a.count);
   // Mostly prefill: a full batch of decodes also fills its steps evenly, and a bucket.
@@ -457,9 +486,11 @@ function mayOverfill(e: EndpointState): boolean {
 }
 
 /**
- * The engine's batch capacity, from what it ran while requests waited. One scrape can
- * catch an engine between steps, with new arrivals waiting beside free slots; two in a
- * row that show waiting requests mean it is full. Never below the most it was seen
+ * The engine's batch capacity, from what it ran while requests waited (`full`). One
+ * scrape of an engine that counts arrivals at once can catch it between steps, with new
+ * arrivals waiting beside free slots; two in a row that show waiting requests mean it is
+ * full, and so does one of vLLM's where its steps rule out the budget
+ * (`fullOnOneScrape`). Never below the most it was seen
  * running (`peakRunning`): requests also wait beside free slots when a step's token
  * budget is spent or a cohort of equal answers has just ended, and the admission bench
  * learnt 1–6 for engines of 16 that way, which then held the lower bands to it for good.
@@ -478,9 +509,9 @@ function mayOverfill(e: EndpointState): boolean {
  * 245–255 when scraped full, and one waiting on its step budget runs its most and holds
  * it as steadily.
  */
-function learnCapacity(e: EndpointState, load: EngineLoad, at: number): void {
+function learnCapacity(e: EndpointState, load: EngineLoad, at: number, full: boolean): void {
   const known = e.batchCapacity;
-  if (e.queuedScrapes >= 2) {
+  if (full) {
     // First learnt, or probed past the most it ever ran and queueing without having run
     // more since the probe began: the next probe waits.
     if (known !== null && known > e.peakRunning && e.peakRunning <= e.peakAtProbe) probeFoundFull(e, at);

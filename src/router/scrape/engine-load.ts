@@ -5,7 +5,7 @@
 // `sglang_`). Only the handful of series the router uses are looked at; the rest of the
 // page (other histograms' buckets, mostly) is skipped by name before any label is parsed.
 
-import type { EngineLoad } from '../../messages/endpoints.js';
+import type { EngineLoad, StepTotals } from '../../messages/endpoints.js';
 
 type Field = 'waiting' | 'running' | 'kvUsage' | 'itlSum' | 'itlCount' | 'stepTokens' | 'steps' | 'stepBucket';
 
@@ -116,25 +116,35 @@ export function parseEngineLoad(text: string): EngineLoad {
   if (seen.itlCount.size > 0 && seen.itlSum.size > 0) load.itl = { sum: sum(seen.itlSum), count: sum(seen.itlCount) };
   if (seen.steps.size > 0 && seen.stepTokens.size > 0) {
     const count = sum(seen.steps);
-    load.steps = { tokens: sum(seen.stepTokens), count, largest: largestBound(seen.stepBucket, count) };
+    load.steps = { tokens: sum(seen.stepTokens), count, buckets: byBound(seen.stepBucket) };
   }
   return load;
 }
 
-/**
- * The smallest finite bucket bound no step has exceeded, from cumulative bucket counts
- * keyed `le|labels` (summed over engines); null when a step exceeded them all, or none
- * ran. A step that spends the whole budget lands in the bucket of that bound, so an
- * engine of budget 8192 reads 8192 here once it has filled a step.
- */
-function largestBound(buckets: Map<string, number>, steps: number): number | null {
-  if (steps === 0) return null;
-  const byBound = new Map<number, number>();
+/** Cumulative bucket counts keyed `le|labels`, summed per finite bound, bounds ascending. */
+function byBound(buckets: Map<string, number>): Array<[number, number]> {
+  const counts = new Map<number, number>();
   for (const [key, count] of buckets) {
     const bound = Number(key.slice(0, key.indexOf('|')));
-    if (Number.isFinite(bound)) byBound.set(bound, (byBound.get(bound) ?? 0) + count);
+    if (Number.isFinite(bound)) counts.set(bound, (counts.get(bound) ?? 0) + count);
   }
-  let best: number | null = null;
-  for (const [bound, count] of byBound) if (count >= steps && (best === null || bound < best)) best = bound;
-  return best;
+  return [...counts].sort((a, b) => a[0] - b[0]);
+}
+
+/**
+ * The smallest bucket bound no step exceeded: over the engine's life, or, given the
+ * scrape before, over the steps taken between the two. Null when a step exceeded every
+ * finite bound, when no step was taken, or when the counts went back (a restart). A step
+ * that spends the whole budget lands in the bucket of that bound, so an engine of budget
+ * 8192 reads 8192 here once it has filled a step.
+ */
+export function largestStep(now: StepTotals, before?: StepTotals | null): number | null {
+  const steps = now.count - (before?.count ?? 0);
+  if (steps <= 0) return null;
+  for (const [bound, count] of now.buckets) {
+    const earlier = before?.buckets.find(([b]) => b === bound)?.[1] ?? 0;
+    if (count < earlier) return null;
+    if (count - earlier >= steps) return bound;
+  }
+  return null;
 }
