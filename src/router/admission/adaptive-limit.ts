@@ -9,6 +9,15 @@ const BACKOFF = 0.8;
  */
 const TOLERANCE = 2;
 const SLACK_MS = 50;
+/**
+ * Slow first tokens in a row (each admitted after the last decrease) that mean queueing.
+ * One alone was most often the host's moment: on 2 shared cores the interactive client's
+ * p99 alone (84 ms) passed the threshold (~70 ms), and one slow sample in 40 cut a fifth
+ * off, so the limit on an engine of 256 settled near 80–120 (traced, admission bench,
+ * `batch 256 varied` platinum-first). A queue inside the engine delays every request
+ * behind it, so it gives slow samples in a row.
+ */
+const SLOW_IN_A_ROW = 2;
 /** Never above this many per replica. */
 const MAX = 1024;
 /** How far the baseline follows a slower sample: it must rise only if the engine really got slower. */
@@ -31,9 +40,10 @@ const ACK_GROWTH = 0.5;
  * control and adaptive concurrency limits: time to first token after admission, against
  * an idle baseline (the fastest seen, drifting slowly up). Fast: the limit grows, by one
  * per sample of the replica's own until the first slow one (a slow start, doubling per
- * round trip), then by one per round trip (the baseline's time). Slow (queueing inside the engine): it
- * shrinks by a fifth, once per round trip — samples from requests admitted before the
- * last decrease say nothing about the new limit. It starts at INITIAL, or at what the
+ * round trip), then by one per round trip (the baseline's time). Slow twice in a row
+ * (queueing inside the engine; `SLOW_IN_A_ROW`): it shrinks by a fifth, once per round
+ * trip — samples from requests admitted before the last decrease say nothing about the
+ * new limit. It starts at INITIAL, or at what the
  * lower bands already run when the first band arrives (`engaged`).
  *
  * A fast sample says nothing of a limit that holds nothing back: it grows only while
@@ -49,6 +59,7 @@ export class AdaptiveLimit {
   private baseline = Infinity;
   private slowStart = true;
   private lastDecreaseAt = -Infinity;
+  private slowInARow = 0;
   private lastGrowthAt = -Infinity;
 
   get limit(): number {
@@ -59,22 +70,32 @@ export class AdaptiveLimit {
    * A request admitted at `admittedAt` had its first token `ttftMs` later; `inUse`: the
    * most requests the router has in flight to one replica now; `held`: whether
    * lower-band requests wait in the router's queue now; `share`: one over the replicas
-   * taking traffic. In slow start a fast one grows the limit by `share`: the limit is per
+   * taking traffic; `lower`: the most lower-band requests in flight to one replica now.
+   * A slow one with none in flight cuts nothing, nor ends slow start: the limit governs
+   * only them, and what slowed the sample was not theirs (the host's moment, the
+   * interactive client's own burst). Cut there, an interactive client alone before a
+   * batch job ended slow start and held the limit at 2–4 when the job came, and it then
+   * grew by one per round trip: 23–43 for an engine of 256 over the flood's first 4 s
+   * (traced, admission bench, `batch 256 varied` platinum-first, bronze 0.38 of off).
+   * In slow start a fast one grows the limit by `share`: the limit is per
    * replica, and a sample acknowledges only its own replica's requests. Grown by a whole
    * request per sample, two engines of 16 were allowed 26 each 0.4 s into a flood (the
    * interactive client's ~56 first tokens a second), 10 waited inside one, and the
    * interactive requests sent then waited 70–100 ms behind them (traced, admission bench,
    * `vllm short` platinum-first).
    */
-  sample(ttftMs: number, admittedAt: number, now: number, inUse: number, held: boolean, share: number): void {
+  sample(ttftMs: number, admittedAt: number, now: number, inUse: number, held: boolean, share: number, lower: number): void {
     this.baseline = ttftMs < this.baseline ? ttftMs : this.baseline + (ttftMs - this.baseline) * BASELINE_DRIFT;
     if (ttftMs > this.baseline * TOLERANCE + SLACK_MS) {
-      if (admittedAt <= this.lastDecreaseAt) return;
+      if (admittedAt <= this.lastDecreaseAt || lower === 0) return;
+      if (++this.slowInARow < SLOW_IN_A_ROW) return;
+      this.slowInARow = 0;
       this.slowStart = false;
       this.value = Math.max(1, this.value * BACKOFF);
       this.lastDecreaseAt = now;
       return;
     }
+    this.slowInARow = 0;
     if (!held || inUse < this.value * IN_USE) return;
     // Past slow start, one more per round trip (the idle first token's time), counted in
     // time: first tokens are seen only for streamed requests, often a few among a batch

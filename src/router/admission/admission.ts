@@ -245,9 +245,9 @@ export class Admission {
    */
   firstToken(admittedAt: number, now: number, seen: FirstTokenSeen): void {
     const ttft = now - admittedAt;
-    const { replicas, most, queueing } = serving(this.table.forModel(this.model), this.cfg.kv_ceiling, now);
+    const { replicas, most, lower, queueing } = serving(this.table.forModel(this.model), this.cfg.kv_ceiling, now);
     const share = 1 / Math.max(1, replicas);
-    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, most, this.lowerBandsQueued(), share);
+    if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, most, this.lowerBandsQueued(), share, lower);
     // An engine seen queueing may be full whatever its other requests' first tokens say:
     // acknowledgements from those that got a slot would grow the limit past its batch.
     else if (!queueing) this.limit.acked(ttft, most, this.lowerBandsQueued(), share);
@@ -301,20 +301,22 @@ export class Admission {
  * the most one was seen running (`peakRunning`), and whether any was last scraped
  * queueing (`queueing`).
  */
-function serving(endpoints: readonly EndpointState[], kvCeiling: number, now: number): { replicas: number; most: number; ran: number; queueing: boolean } {
+function serving(endpoints: readonly EndpointState[], kvCeiling: number, now: number): { replicas: number; most: number; lower: number; ran: number; queueing: boolean } {
   const top = servingPriority(endpoints, now);
   let replicas = 0;
   let most = 0;
+  let lower = 0;
   let ran = 0;
   let seenQueueing = false;
   for (const e of endpoints) {
     if (e.priority !== top || !usable(e, now)) continue;
     replicas++;
     if (e.inflight > most) most = e.inflight;
+    if (e.inflight - e.topInflight > lower) lower = e.inflight - e.topInflight;
     if (e.peakRunning > ran) ran = e.peakRunning;
     if (e.load !== null && queueing(e, kvCeiling)) seenQueueing = true;
   }
-  return { replicas, most, ran, queueing: seenQueueing };
+  return { replicas, most, lower, ran, queueing: seenQueueing };
 }
 
 /**
