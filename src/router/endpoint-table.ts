@@ -11,6 +11,15 @@ const RELEARN_AFTER_DOWN_MS = 10_000;
 /** A capacity just learnt, or whose probe found the engine full, is probed again no sooner than this; each probe that finds it full doubles it, up to PROBE_GAP_MAX_MS. */
 const PROBE_GAP_MS = 5_000;
 const PROBE_GAP_MAX_MS = 120_000;
+/**
+ * Connections the router may hold to one endpoint. Engines speak HTTP/1.1, one request per
+ * connection for its whole answer, so this bounds the requests an engine can see at once:
+ * it must not bind before the engine's own batch and queue do. At 256 an engine of 256
+ * never showed a queue (the rest waited in the router's pool, unseen by its gauges and
+ * first come, first served ahead of interactive requests) and was never learnt, and a
+ * vLLM on a large GPU (1024 sequences by default) could never have been filled.
+ */
+const ENGINE_CONNECTIONS = 4_096;
 
 export interface EndpointSpec {
   id: string;
@@ -193,7 +202,7 @@ export class EndpointTable {
       refreshAskedAt: -Infinity,
       draining: false,
       health: new EndpointHealth(this.opts.health, (from, to) => this.opts.onBreakerChange?.(spec.id, from, to)),
-      http: new Pool(spec.url, { connections: 256, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 }),
+      http: new Pool(spec.url, { connections: ENGINE_CONNECTIONS, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 }),
     };
     this.byId.set(spec.id, state);
     this.reindex();
