@@ -423,8 +423,9 @@ const SMALLEST_BUDGET = 2048;
  * varied` learnt 256 in four runs of six, against one; `vllm long, budget 2048`'s
  * engines of 16 were learnt at 16 in seven of eight, against four (12–15 otherwise),
  * though later in the flood (0.7–4.9 s against 0.3–0.6 s); bronze within the runs'
- * spread. It does not cure `batch 64 long varied` (25–33 of 64 learnt either way):
- * its false queues are mostly requests still on their way in, not budget waits.
+ * spread. It did not cure `batch 64 long varied` (25–33 of 64 learnt either way): its
+ * false queues were the sim's, which counted the requests that arrived during a step as
+ * waiting at its end, as vLLM does not.
  */
 /** The engine's step budget: the known one, else as its steps have shown it (see `spentOnBudget`); null or 0 where it has none, or it cannot be told. */
 function stepBudget(e: EndpointState, load: EngineLoad): number | null {
