@@ -192,15 +192,19 @@ class StepHistogram {
   }
 }
 
-test('a queue the step budget explains is not a full batch: requests wait beside free slots while every step spends the budget', async () => {
-  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
-  const e = table.add(spec('a', 1));
-  // `steps` steps of `perStep` tokens since the last scrape, 10 ms each.
+/** Scrapes of engine `a` publishing vLLM's step histogram: `steps` more steps of `perStep` tokens since the last, 10 ms each. */
+function stepScrapes(table: EndpointTable): (at: number, waiting: number, running: number, steps: number, perStep: number) => void {
   const h = new StepHistogram();
-  const scrape = (at: number, waiting: number, running: number, steps: number, perStep: number) => {
+  return (at, waiting, running, steps, perStep) => {
     const totals = h.add(steps, perStep);
     table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: totals.count / 100, count: totals.count }, steps: totals }, null);
   };
+}
+
+test('a queue the step budget explains is not a full batch: requests wait beside free slots while every step spends the budget', async () => {
+  const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
+  const e = table.add(spec('a', 1));
+  const scrape = stepScrapes(table);
   scrape(0, 0, 0, 1, 100);
   scrape(100, 0, 4, 10, 100);
   // A flood of long prompts: 8192 tokens a step, requests waiting, the engine running 20, then 30.
@@ -219,11 +223,7 @@ test('a queue the step budget explains is not a full batch: requests wait beside
 test('one scrape of vLLM shows a full batch where no step since the last came near the budget and the engine runs its most', async () => {
   const table = new EndpointTable({ connectTimeoutMs: 1_000, health: HEALTH });
   const e = table.add(spec('a', 1));
-  const h = new StepHistogram();
-  const scrape = (at: number, waiting: number, running: number, steps: number, perStep: number) => {
-    const totals = h.add(steps, perStep);
-    table.applyLoad('a', at, { waiting, running, kvUsage: 0.3, itl: { sum: totals.count / 100, count: totals.count }, steps: totals }, null);
-  };
+  const scrape = stepScrapes(table);
   scrape(0, 0, 0, 1, 16);
   // A burst of prompts: steps of up to 8192 tokens, then it runs 20.
   scrape(1_000, 0, 20, 50, 8192);
