@@ -24,6 +24,12 @@
 //   zipf-1.6   31.7    29.3 (5/4/5/5)   30.6 (6/5/3/5)   38.2 (7/3/5/4)   ✗ by 1.1 ms
 //   hot-60     48.7    2848             3499             3761             ✓ (72× better)
 //
+// Rerun once on the build whose sim counts as waiting only what a step left, with 4096
+// connections to an engine (load average 1.9 before), p90 ms, llmgw against the median
+// ring: uniform 55.1 / 52.6, zipf-0.8 33.4 / 31.6 (✗ by 1.8 ms), zipf-1.2 33.2 / 34.2,
+// zipf-1.6 35.6 / 36.0, hot-60 52.9 / 3485 (66× better); goodput on uniform 4.3×
+// round-robin's. The Zipf loads moved within the noise described below.
+//
 // The two misses are within what one policy moves between runs: rerun alone in the same
 // session (ring 0 and llmgw only, twice each), llmgw's p90 was 29.3 / 29.5 on zipf-0.8
 // and 29.6 / 29.3 on zipf-1.6, ring 0's 28.9 / 29.8 and 29.4 / 30.5; the round before,
