@@ -409,24 +409,6 @@ const BUDGET_BOUND_SHARE = 0.75;
  */
 const SMALLEST_BUDGET = 2048;
 
-/**
- * Whether the engine's steps between two scrapes were spent on their token budget
- * (vLLM's tokens-per-step histogram): requests then wait beside free slots, for the
- * budget, and a queue says nothing about the batch size. The budget is the known one,
- * else the smallest bucket bound no step exceeded, or `SMALLEST_BUDGET` where that is
- * less: a step that spends a budget of 8192 lands in the bucket of 8192, so an engine
- * that filled one step reads its budget exactly where it is a power of two, and up to
- * twice it elsewhere (then fewer queues are excused). A scrape with no step since the
- * last one keeps its verdict.
- *
- * In the admission bench, against the build before in the same session: `batch 256
- * varied` learnt 256 in four runs of six, against one; `vllm long, budget 2048`'s
- * engines of 16 were learnt at 16 in seven of eight, against four (12–15 otherwise),
- * though later in the flood (0.7–4.9 s against 0.3–0.6 s); bronze within the runs'
- * spread. It did not cure `batch 64 long varied` (25–33 of 64 learnt either way): its
- * false queues were the sim's, which counted the requests that arrived during a step as
- * waiting at its end, as vLLM does not.
- */
 /** The engine's step budget: the known one, else as its steps have shown it (see `spentOnBudget`); null or 0 where it has none, or it cannot be told. */
 function stepBudget(e: EndpointState, load: EngineLoad): number | null {
   if (e.stepBudget !== null) return e.stepBudget;
@@ -454,6 +436,24 @@ function fullOnOneScrape(e: EndpointState, before: EngineLoad | null, now: Engin
   return budget !== null && largest !== null && largest < budget;
 }
 
+/**
+ * Whether the engine's steps between two scrapes were spent on their token budget
+ * (vLLM's tokens-per-step histogram): requests then wait beside free slots, for the
+ * budget, and a queue says nothing about the batch size. The budget is the known one,
+ * else the smallest bucket bound no step exceeded, or `SMALLEST_BUDGET` where that is
+ * less: a step that spends a budget of 8192 lands in the bucket of 8192, so an engine
+ * that filled one step reads its budget exactly where it is a power of two, and up to
+ * twice it elsewhere (then fewer queues are excused). A scrape with no step since the
+ * last one keeps its verdict.
+ *
+ * In the admission bench, against the build before in the same session: `batch 256
+ * varied` learnt 256 in four runs of six, against one; `vllm long, budget 2048`'s
+ * engines of 16 were learnt at 16 in seven of eight, against four (12–15 otherwise),
+ * though later in the flood (0.7–4.9 s against 0.3–0.6 s); bronze within the runs'
+ * spread. It did not cure `batch 64 long varied` (25–33 of 64 learnt either way): its
+ * false queues were the sim's, which counted the requests that arrived during a step as
+ * waiting at its end, as vLLM does not.
+ */
 function spentOnBudget(e: EndpointState, before: EngineLoad | null, now: EngineLoad): boolean {
   const a = before?.steps;
   const b = now.steps;

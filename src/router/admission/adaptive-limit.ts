@@ -39,12 +39,12 @@ const ACK_GROWTH = 0.5;
  * gives. AIMD over the router's own measurements, in the spirit of TCP congestion
  * control and adaptive concurrency limits: time to first token after admission, against
  * an idle baseline (the fastest seen, drifting slowly up). Fast: the limit grows, by one
- * per sample of the replica's own until the first slow one (a slow start, doubling per
- * round trip), then by one per round trip (the baseline's time). Slow twice in a row
+ * per sample of the replica's own until the first cut (a slow start, doubling per round
+ * trip), then by one per round trip (the baseline's time). Slow twice in a row
  * (queueing inside the engine; `SLOW_IN_A_ROW`): it shrinks by a fifth, once per round
  * trip — samples from requests admitted before the last decrease say nothing about the
- * new limit. It starts at INITIAL, or at what the
- * lower bands already run when the first band arrives (`engaged`).
+ * new limit. It starts at INITIAL, or at what the lower bands already run when the first
+ * band arrives (`engaged`).
  *
  * A fast sample says nothing of a limit that holds nothing back: it grows only while
  * lower-band requests wait in the router's queue and at least half of it is in use (as
