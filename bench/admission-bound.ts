@@ -40,7 +40,9 @@
 //
 // Last measured (simulated time, so any machine gives the same figures), first with the
 // oracle reacting at no latency, which flatters R (see the latency paragraph): under llmgw's
-// rule every cell meets both budgets (fresh seeds 1.02–1.43×, bronze 0.78–0.97). Under K
+// rule every cell meets both budgets on fresh seeds (1.01–1.49×, bronze 0.77–0.97) but
+// `host-bound short`, at the edge (R=73, P=2048: 1.23–1.56×, bronze 0.71, three seeds of
+// four meeting both). Under K
 // the best settings (one seed each, so flattered) clear both with room only in `batch 256
 // varied` (1.26–1.31×); `budget 2048` (1.48–1.49×) and `batch 64` under fcfs (1.48×)
 // scrape by at bronze 0.70–0.71, and the rest miss (1.52–1.85×; 3.5–3.8× in `vllm short`,
@@ -50,12 +52,14 @@
 // `vllm short` 1.01× at bronze 0.86 where K needs K=8 for 1.03× at 0.67. The 1.8–2.1× K
 // leaves in `vllm long` at P=2048, once read as the engine's floor, is K's. Under R the
 // engine's policy hardly matters: little waits inside an engine to be ordered.
-// llmgw's defaults, executed perfectly, meet both in `vllm short`, `budget 2048`
-// (1.14–1.24×, bronze 0.96) and `batch 256` (1.44×, 0.90–0.93); they miss in `vllm long`
-// with or without chunking (1.65–1.69×), `batch 8 mixed` (1.55×; R=1 of 8) and `batch 64`
-// (1.97×). P=2048, one long prompt at a time, brings the default R to 1.35–1.37× at bronze
-// 0.96 in `vllm long`, with or without chunking; `batch 8` needs R=2 (1.33–1.48×, bronze
-// 0.86), `batch 64` R=26–32 with P=2048 (1.39–1.45×, bronze 0.79–0.85).
+// llmgw's defaults, executed perfectly, with the gate below (twice platinum's p50 alone),
+// meet both in `vllm short`, `budget 2048` (1.21–1.29×, bronze 0.96), the `vllm long`
+// shapes with or without chunking (1.41–1.43×, 0.96; 1.65–1.69× before the gate) and
+// `batch 256` (1.36×, 0.89–0.93); they miss in `batch 8 mixed` (1.58×; R=1 of 8), `batch
+// 64` (1.88×) and `host-bound short` (3.69×). Ungated, P=2048, one long prompt at a
+// time, brings the default R to 1.35–1.37× at bronze 0.96 in `vllm long`, with or without
+// chunking; `batch 8` needs R=2 (1.33–1.48×, bronze 0.86), `batch 64` R=26–32 with
+// P=2048 (1.39–1.45×, bronze 0.79–0.85).
 //
 // With latency (`vllm long`, fcfs, R=2): bronze at P=2048 falls 0.96 → 0.94, 0.88, 0.81,
 // 0.65 at L = 0.5, 1, 2, 4 ms, not to half by 1–2 ms: a prompt that misses a step waits
@@ -72,6 +76,19 @@
 // 1.9–2.5× at the best R; 66% of platinum's steps get a prompt at L=1). No release timing
 // restores R's shield: that needs a rule that keeps bronze prompts out of a step platinum
 // waits for.
+//
+// That rule, a gate, is llmgw's since (`firstBandPrefilling`): no bronze released to an
+// engine while platinum sent there waits for a first token the oracle has heard of, for at
+// most G after each platinum send. In `vllm long`, R of 2–8, L = 0.5–2 ms, at P=8192 it
+// helps little (2.7–3.2× against 3.0–3.8×): bronze admitted before platinum came still
+// prefills in the steps platinum waits behind. With one long prompt at a time (P=2048) it
+// meets both budgets: gated until the first token 1.35–1.47× at bronze 0.72–0.94 (R ≤ 7),
+// with G twice platinum's p50 alone 1.38–1.54×, with G the p50 1.41–1.73× (the gate opens
+// before platinum's step has begun), where P=2048 ungated gives 1.47–1.77× from 1 ms.
+// `vllm long, no chunking` reads alike; `batch 8 mixed` meets both with or without it;
+// `batch 64 long varied` does not from 1 ms either way (gated at P=2048, 1.52–1.66× at
+// 0.75–0.77); `vllm short` and `batch 256 varied` are unmoved (1.01–1.06×; 1.4–1.7× at
+// L=1 either way).
 
 import { BRONZE_BUDGET, CELLS, FLOOD_FACTOR, PLATINUM_SHARE, TTFT_BUDGET, type Cell } from './admission.js';
 import { fmtNum, fmtRatio, listFromEnv, printTable, type Suite, type TableRow } from './harness.js';
@@ -106,21 +123,23 @@ const PREFILL_DEFAULT = 8192;
 const PREFILL_LIMITS = [Infinity, PREFILL_DEFAULT, 4096, 2048, 1] as const;
 /** The best setting is run again on these seeds (× 100, + the shape's) to judge it. */
 const RERUN_SEEDS = [1, 2, 3, 4] as const;
-/** P counted as llmgw counts it, bronze entering the engine as it arrives. */
-const AS_LLMGW = { until: 'token', land: 'arrival' } as const;
+/** P counted as llmgw counts it, bronze entering the engine as it arrives, no gate: the rules as the sweeps try them. */
+const AT_RELEASE = { until: 'token', land: 'arrival', gate: 0 } as const;
 /** Bronze straight to the engines: admission off. */
-const OFF: Limits = { family: 'K', n: Infinity, p: Infinity, ...AS_LLMGW };
+const OFF: Limits = { family: 'K', n: Infinity, p: Infinity, ...AT_RELEASE };
 /**
  * The latency sweep's columns: P as llmgw counts it; at 2048 (one prompt where prompts are
  * long, as measured through llmgw) the next prompt sent while one prefills (`Until`), alone
  * and decided again as the step ends (`Landing`); and P=∞ so decided, which shows what
- * deciding at the step's boundary is worth to platinum.
+ * deciding at the step's boundary is worth to platinum; then the gate (`Limits.gate`) at
+ * each P.
  */
 const LATENCY_PREFILLS: readonly Prefill[] = [
-  ...PREFILL_LIMITS.filter((p) => p !== 1).map((p) => ({ p, ...AS_LLMGW })),
-  { p: 2048, until: 'scheduled', land: 'arrival' },
-  { p: 2048, until: 'scheduled', land: 'step end' },
-  { p: Infinity, until: 'token', land: 'step end' },
+  ...PREFILL_LIMITS.filter((p) => p !== 1).map((p) => ({ p, ...AT_RELEASE })),
+  { p: 2048, until: 'scheduled', land: 'arrival', gate: 0 },
+  { p: 2048, until: 'scheduled', land: 'step end', gate: 0 },
+  { p: Infinity, until: 'token', land: 'step end', gate: 0 },
+  ...[PREFILL_DEFAULT, 2048].flatMap((p) => [Infinity, 2, 1].map((gate) => ({ p, ...AT_RELEASE, gate }))),
 ];
 /** How far before the step's end bronze held for it is decided: any lead beats the engine's own timer for that instant. */
 const LANDING_LEAD_MS = 0.1;
@@ -159,21 +178,31 @@ interface Limits {
   p: number;
   until: Until;
   land: Landing;
+  /**
+   * No bronze released to an engine while platinum sent there waits for its first token,
+   * as far as the oracle has heard, for at most this many times platinum's p50 TTFT alone
+   * after each platinum send (∞: until the first token; 0: no gate).
+   */
+  gate: number;
 }
 
-type Prefill = Pick<Limits, 'p' | 'until' | 'land'>;
+type Prefill = Pick<Limits, 'p' | 'until' | 'land' | 'gate'>;
 
-const samePrefill = (a: Prefill, b: Prefill): boolean => a.p === b.p && a.until === b.until && a.land === b.land;
+const samePrefill = (a: Prefill, b: Prefill): boolean => a.p === b.p && a.until === b.until && a.land === b.land && a.gate === b.gate;
 const sameLimits = (a: Limits, b: Limits): boolean => a.family === b.family && a.n === b.n && samePrefill(a, b);
 
 /** The most bronze an engine can hold under `limits`: what platinum leaves it under R is less. */
 const bronzeCap = (limits: Limits, slots: number): number => (limits.family === 'K' ? limits.n : slots - limits.n);
 
 /** The limits that let an engine hold at most `cap` bronze: the inverse of `bronzeCap`. */
-const limitsFor = (family: Family, cap: number, p: number, slots: number): Limits => ({ family, n: family === 'K' ? cap : slots - cap, p, ...AS_LLMGW });
+const limitsFor = (family: Family, cap: number, p: number, slots: number): Limits => ({ family, n: family === 'K' ? cap : slots - cap, p, ...AT_RELEASE });
 
-/** llmgw's defaults, for the summary: what they reach executed perfectly. */
-const llmgwDefaults = (slots: number): Limits => ({ family: 'R', n: Math.ceil(slots * RESERVED_SHARE), p: PREFILL_DEFAULT, ...AS_LLMGW });
+/**
+ * llmgw's defaults, for the summary: what they reach executed perfectly. Its gate
+ * (`firstBandPrefilling`) lasts twice the fastest first token it has seen, about platinum's
+ * p50 alone and a half: the oracle's twice the p50 is the nearer of its gates.
+ */
+const llmgwDefaults = (slots: number): Limits => ({ family: 'R', n: Math.ceil(slots * RESERVED_SHARE), p: PREFILL_DEFAULT, ...AT_RELEASE, gate: 2 });
 
 interface Run {
   cell: Cell;
@@ -185,6 +214,8 @@ interface Run {
   measureMs: number;
   /** One way between the oracle and an engine, for bronze (ms): see `BronzeOracle`. */
   latencyMs: number;
+  /** Platinum's p50 TTFT alone (ms), the unit of `Limits.gate`; 0 where nothing gates. */
+  gateUnitMs: number;
 }
 
 interface Outcome {
@@ -288,7 +319,7 @@ function groupByShape(cells: readonly Cell[]): Map<string, Cell[]> {
  */
 function fleetCapacity(cell: Cell): number {
   const bronze = { outstanding: 2 * cell.engines * cell.sim.maxNumSeqs, limits: OFF };
-  return simulate({ cell, policy: 'fcfs', platinumRate: 0, bronze, measureMs: CAPACITY_MS, latencyMs: 0 }, 0).bronzeRps;
+  return simulate({ cell, policy: 'fcfs', platinumRate: 0, bronze, measureMs: CAPACITY_MS, latencyMs: 0, gateUnitMs: 0 }, 0).bronzeRps;
 }
 
 /**
@@ -301,13 +332,13 @@ function sweep(cells: Cell[], policy: SchedulingPolicy, platinumRate: number, se
   const cell = cells[0]!;
   const slots = cell.sim.maxNumSeqs;
   const { measureMs, outstanding } = loadOf(cell, platinumRate);
-  const alone = simulate({ cell, policy, platinumRate, bronze: null, measureMs: ALONE_MEASURE_MS, latencyMs: 0 }, seed).ttft;
-  const flood = (limits: Limits, s = seed): Outcome => simulate({ cell, policy, platinumRate, bronze: { outstanding, limits }, measureMs, latencyMs: 0 }, s);
+  const alone = simulate({ cell, policy, platinumRate, bronze: null, measureMs: ALONE_MEASURE_MS, latencyMs: 0, gateUnitMs: 0 }, seed).ttft;
+  const flood = (limits: Limits, s = seed): Outcome => simulate({ cell, policy, platinumRate, bronze: { outstanding, limits }, measureMs, latencyMs: 0, gateUnitMs: alone.p50 }, s);
   const off = flood(OFF);
   const settings: Setting[] = [];
   const at = memo(cell, settings, flood);
   for (const family of FAMILIES) {
-    for (const n of family === 'K' ? bronzeSlotLimits(slots) : reservedSlots(slots)) for (const p of PREFILL_LIMITS) at({ family, n, p, ...AS_LLMGW });
+    for (const n of family === 'K' ? bronzeSlotLimits(slots) : reservedSlots(slots)) for (const p of PREFILL_LIMITS) at({ family, n, p, ...AT_RELEASE });
     for (const p of PREFILL_LIMITS) {
       const within = (cap: number): boolean => at(limitsFor(family, cap, p, slots)).bronzeRps >= BRONZE_BUDGET * off.bronzeRps;
       const tried = settings.filter((s) => s.limits.family === family && s.limits.p === p).map((s) => bronzeCap(s.limits, slots));
@@ -328,6 +359,7 @@ function sweep(cells: Cell[], policy: SchedulingPolicy, platinumRate: number, se
   const judged = settings.reduce((j, s) => (margin(base, s.outcome) > margin(base, j.outcome) ? s : j));
   const reruns = RERUN_SEEDS.map((s) => flood(judged.limits, 100 * s + seed));
   const best = { K: bestOf(base, settings.filter((s) => s.limits.family === 'K')), R: bestOf(base, settings.filter((s) => s.limits.family === 'R')) };
+  at(llmgwDefaults(slots));
   const defaults = settings.find((s) => sameLimits(s.limits, llmgwDefaults(slots)))!;
   return { cells, policy, platinumRate, alone, off, settings, best, defaults, judged, reruns };
 }
@@ -367,9 +399,9 @@ interface LatencyRow extends Baselines {
 function latencySweep(cells: Cell[], policy: SchedulingPolicy, platinumRate: number, seed: number, latencies: readonly number[]): LatencyRow[] {
   const cell = cells[0]!;
   const { measureMs, outstanding } = loadOf(cell, platinumRate);
-  const alone = simulate({ cell, policy, platinumRate, bronze: null, measureMs: ALONE_MEASURE_MS, latencyMs: 0 }, seed).ttft;
+  const alone = simulate({ cell, policy, platinumRate, bronze: null, measureMs: ALONE_MEASURE_MS, latencyMs: 0, gateUnitMs: 0 }, seed).ttft;
   return latencies.map((latencyMs) => {
-    const flood = (limits: Limits): Outcome => simulate({ cell, policy, platinumRate, bronze: { outstanding, limits }, measureMs, latencyMs }, seed);
+    const flood = (limits: Limits): Outcome => simulate({ cell, policy, platinumRate, bronze: { outstanding, limits }, measureMs, latencyMs, gateUnitMs: alone.p50 }, seed);
     const settings: Setting[] = [];
     const at = memo(cell, settings, flood);
     for (const n of reservedSlots(cell.sim.maxNumSeqs)) for (const prefill of LATENCY_PREFILLS) at({ family: 'R', n, ...prefill });
@@ -409,10 +441,8 @@ function simulate(run: Run, seed: number): Outcome {
   const engines = Array.from({ length: cell.engines }, () => new SimEngine({ clock, maxNumSeqs, maxNumBatchedTokens, speed, schedulingPolicy: run.policy, enablePrefixCaching: false }));
   const endMs = WARMUP_MS + run.measureMs;
   const requests = new Requests(cell, run.policy);
-  const bronze = run.bronze && new BronzeOracle(clock, engines, requests, createRng(2000 + seed), run.bronze.limits, run.bronze.outstanding, endMs, run.latencyMs);
-  // A platinum request finishing frees a slot R counts, so the oracle looks again.
-  const platinumDone = (): void => bronze?.release();
-  const platinum = run.platinumRate > 0 ? startPlatinum(clock, engines, requests, createRng(1000 + seed), run.platinumRate, endMs, platinumDone) : { ttft: [], pending: 0 };
+  const bronze = run.bronze && new BronzeOracle(clock, engines, requests, createRng(2000 + seed), run.bronze.limits, run.bronze.outstanding, endMs, run.latencyMs, run.gateUnitMs);
+  const platinum = run.platinumRate > 0 ? startPlatinum(clock, engines, requests, createRng(1000 + seed), run.platinumRate, endMs, bronze) : { ttft: [], pending: 0 };
   clock.advance(endMs);
   for (let drained = 0; platinum.pending > 0; drained += 1_000) {
     if (drained >= MAX_DRAIN_MS) throw new Error(`${cell.name}: platinum without a first token ${MAX_DRAIN_MS / 1000} s after the window`);
@@ -457,21 +487,33 @@ interface PlatinumLog {
   pending: number;
 }
 
-/** Poisson platinum until `endMs`, each to the engine with the fewest requests in it; `onFinish` as each one ends. */
-function startPlatinum(clock: ManualClock, engines: readonly SimEngine[], requests: Requests, rng: Rng, rate: number, endMs: number, onFinish: () => void): PlatinumLog {
+/** What the oracle hears of platinum: sent to an engine, its first token (heard late with latency), its end. */
+interface PlatinumWatch {
+  platinumSent(engine: SimEngine): void;
+  platinumFirstToken(engine: SimEngine): void;
+  /** A platinum request finishing frees a slot R counts, so the oracle looks again. */
+  release(): void;
+}
+
+/** Poisson platinum until `endMs`, each to the engine with the fewest requests in it, told to `watch`. */
+function startPlatinum(clock: ManualClock, engines: readonly SimEngine[], requests: Requests, rng: Rng, rate: number, endMs: number, watch: PlatinumWatch | null): PlatinumLog {
   const log: PlatinumLog = { ttft: [], pending: 0 };
   const arrive = (): void => {
     const measured = clock.now() >= WARMUP_MS;
     if (measured) log.pending++;
+    const engine = leastLoaded(engines);
     const onToken = (seq: Sequence, index: number): void => {
-      if (index > 0 || !measured) return;
+      if (index > 0) return;
+      watch?.platinumFirstToken(engine);
+      if (!measured) return;
       log.ttft.push(seq.firstTokenMs - seq.arrivalMs);
       log.pending--;
     };
     const finished = (_: Sequence, reason: FinishReason): void => {
-      if (reason !== 'abort') onFinish(); // not the engines closing at the end
+      if (reason !== 'abort') watch?.release(); // not the engines closing at the end
     };
-    leastLoaded(engines).submit(requests.make(rng, 0, { onToken, onFinish: finished }));
+    watch?.platinumSent(engine);
+    engine.submit(requests.make(rng, 0, { onToken, onFinish: finished }));
     next();
   };
   // One timer at a time: ManualClock scans all of its timers for each one it fires.
@@ -497,6 +539,10 @@ interface Held {
   inEngine: number;
   /** Prompt tokens of the bronze sent that still count against P (see `Until`). */
   prefilling: number;
+  /** Platinum sent there whose first token the oracle has not heard of yet (see `Limits.gate`). */
+  platinumAwaiting: number;
+  /** When platinum was last sent there. */
+  platinumAt: number;
 }
 
 /**
@@ -516,7 +562,7 @@ interface Held {
  * little. The slot rules count the bronze sent and not yet heard finished, with that
  * platinum.
  */
-class BronzeOracle {
+class BronzeOracle implements PlatinumWatch {
   /** Bronze completed within the window. */
   done = 0;
   private readonly held: Map<SimEngine, Held>;
@@ -536,8 +582,10 @@ class BronzeOracle {
     outstanding: number,
     private readonly endMs: number,
     private readonly latencyMs: number,
+    /** Platinum's p50 TTFT alone: the unit of `Limits.gate`. */
+    private readonly gateUnitMs: number,
   ) {
-    this.held = new Map(engines.map((e) => [e, { inFlight: 0, inEngine: 0, prefilling: 0 }]));
+    this.held = new Map(engines.map((e) => [e, { inFlight: 0, inEngine: 0, prefilling: 0, platinumAwaiting: 0, platinumAt: -Infinity }]));
     this.queued = outstanding;
     this.head = this.draw();
     for (const e of engines) {
@@ -587,6 +635,22 @@ class BronzeOracle {
     const held = this.placed.get(seq);
     if (!held || seq.numPreemptions > 0) return; // platinum, or a prompt already counted before its preemption
     this.clock.schedule(() => this.prefilled(held, seq.numPromptTokens), this.latencyMs);
+  }
+
+  platinumSent(engine: SimEngine): void {
+    const held = this.held.get(engine)!;
+    held.platinumAwaiting++;
+    held.platinumAt = this.clock.now();
+    const gateMs = this.limits.gate * this.gateUnitMs;
+    if (Number.isFinite(gateMs) && gateMs > 0) this.clock.schedule(() => this.release(), gateMs);
+  }
+
+  /** Heard one way's latency late, as a bronze first token is. */
+  platinumFirstToken(engine: SimEngine): void {
+    this.travel(() => {
+      this.held.get(engine)!.platinumAwaiting--;
+      this.release();
+    });
   }
 
   private prefilled(held: Held, prompt: number): void {
@@ -650,6 +714,7 @@ class BronzeOracle {
     const held = this.held.get(engine)!;
     const { family, n, p } = this.limits;
     const slot = family === 'K' ? held.inFlight < n : this.load(engine) < engine.maxNumSeqs - n;
+    if (held.platinumAwaiting > 0 && this.clock.now() < held.platinumAt + this.limits.gate * this.gateUnitMs) return false;
     return slot && (held.prefilling === 0 || held.prefilling + prompt <= p);
   }
 }
@@ -678,7 +743,8 @@ function verdict(row: Row): string {
 }
 
 const span = (xs: readonly number[], fmt: (x: number) => string): string => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
-const prefillText = (l: Prefill): string => `P=${pText(l.p)}${l.until === 'scheduled' ? ' sched' : ''}${l.land === 'step end' ? ' held' : ''}`;
+const gateText = (g: number): string => (g === 0 ? '' : g === Infinity ? ' gate' : ` gate ${g}×`);
+const prefillText = (l: Prefill): string => `P=${pText(l.p)}${l.until === 'scheduled' ? ' sched' : ''}${l.land === 'step end' ? ' held' : ''}${gateText(l.gate)}`;
 const limitsText = (l: Limits): string => `${l.family}=${l.n} ${prefillText(l)}`;
 /** ×p99, then the bronze ratio, ✓ where both budgets are met. */
 const outcomeText = (base: Baselines, o: Outcome): string => `${fmtTimes(ratioOf(base, o))} ${bronzeOf(base, o).toFixed(2)}${meetsBoth(base, o) ? ' ✓' : ''}`;
@@ -700,7 +766,7 @@ function printGrid(rows: readonly Row[]): void {
       const ns = [...new Set(own.map((s) => s.limits.n))].sort((a, b) => (family === 'K' ? b - a : a - b));
       for (const n of ns) {
         const entries = PREFILL_LIMITS.map((p) => {
-          const s = own.find((x) => x.limits.n === n && x.limits.p === p);
+          const s = own.find((x) => x.limits.n === n && x.limits.p === p && !x.limits.gate);
           return s ? outcomeText(row, s.outcome) : '';
         });
         const isDefault = family === 'R' && n === row.defaults.limits.n;
@@ -752,7 +818,7 @@ function printSummary(cells: readonly Cell[], rows: readonly Row[]): void {
     [
       `TTFT in simulated ms at the cell's speed, engine-side (arrival to first token), over platinum arriving after ${WARMUP_MS / 1000} s of warm-up: in a window sized for ${PLATINUM_SAMPLES} samples (${MIN_MEASURE_MS / 1000}–${MAX_MEASURE_MS / 1000} s), alone in ${ALONE_MEASURE_MS / 1000} s.`,
       `off ×p99: bronze straight to the engines, no limits. best with K / R: ×p99 and bronze ratio of the lowest platinum ratio among that rule's settings that keep bronze ≥ ${BRONZE_BUDGET} (✓: meets both budgets).`,
-      `llmgw's defaults: R = ceil(${RESERVED_SHARE} × slots), P = ${PREFILL_DEFAULT}, executed perfectly; one setting fixed beforehand, so its single seed flatters nothing.`,
+      `llmgw's defaults: R = ceil(${RESERVED_SHARE} × slots), P = ${PREFILL_DEFAULT} and the gate, executed perfectly; one setting fixed beforehand, so its single seed flatters nothing.`,
       'judged at: the setting of either rule that clears both budgets by the widest margin (or misses by the least), run again on fresh platinum and bronze draws, since the lowest of many noisy p99s flatters its setting;',
       'both budgets judges those runs: ✓ all meet both, ✗ none does, edge: some.',
     ].join('\n'),
@@ -787,6 +853,7 @@ function printLatencyGrid(rows: readonly LatencyRow[]): void {
       'Platinum goes straight to its engine, as without latency: one alone p99 for all latencies.',
       'sched: a prompt counts against P only until the oracle hears that the engine took it into a step, not until its first token.',
       `held: bronze reaching an engine mid-step is decided again ${LANDING_LEAD_MS} ms before the step ends, counting the platinum that came meanwhile, and goes back to the queue if refused.`,
+      "gate: no bronze released to an engine while platinum sent there waits for a first token the oracle has heard of (llmgw: `firstBandPrefilling`); 2×, 1×: for at most that many times platinum's p50 alone after each send.",
     ].join('\n'),
   );
 }
