@@ -6,7 +6,7 @@ import { keepMostRoom } from '../../src/router/scheduler/most-room.js';
 import { ADMISSION, tableOf } from './helpers.js';
 
 const NOW = 1_000_000;
-const FIRST = { inTransit: 0, first: true, slowStart: true, limit: 4 };
+const FIRST = { inTransit: 0, first: true, slowStart: true, limit: 4, gateMs: Infinity };
 const RESERVE = { ...ADMISSION, reserved_share: 0.1 };
 
 test('kvSlots: the requests the KV cache holds at the footprint of those running when scraped', () => {

@@ -227,6 +227,27 @@ test('room on engines of unknown size counts against the adaptive limit; with no
   assert.is(s.pick(eps, toE0({ room: { unknownCapacity: null } }), profile)!.id, 'e0', 'a capacity unknown: the scorers decide');
 });
 
+test('a lower band keeps off replicas prefilling a first-band prompt sent within the gate, unless every replica is', () => {
+  const { eps } = tableOf(2);
+  const { profile } = setup({ session: 1 });
+  const s = new Scheduler();
+  const toE0 = (r: Partial<RouteRequest>): RouteRequest => {
+    // A session key whose rendezvous hash picks e0, so the scorers alone would send it there.
+    for (let k = 0; ; k++) if (s.pick(eps, req({ session: `s${k}` }), profile)!.id === 'e0') return req({ session: `s${k}`, ...r });
+  };
+  const lower = toE0({ firstBandGateMs: 20 });
+  Object.assign(eps[0]!, { topPrefilling: 1, topSentAt: NOW - 5 });
+  assert.is(s.pick(eps, lower, profile)!.id, 'e1', 'e0 prefills a first-band prompt sent 5 ms ago: the lower band goes where none is');
+  assert.is(s.pick(eps, { ...lower, firstBandGateMs: null }, profile)!.id, 'e0', 'a request of no lower band is not moved');
+  eps[0]!.topSentAt = NOW - 20;
+  assert.is(s.pick(eps, lower, profile)!.id, 'e0', 'past the gate: a first band slow to its first token does not hold the replica for good');
+  Object.assign(eps[0]!, { topSentAt: NOW - 5 });
+  Object.assign(eps[1]!, { topPrefilling: 2, topSentAt: NOW - 1 });
+  assert.is(s.pick(eps, lower, profile)!.id, 'e0', 'every replica prefilling: the scorers decide, as nothing would be left');
+  eps[0]!.topPrefilling = 0;
+  assert.is(s.pick(eps, lower, profile)!.id, 'e0');
+});
+
 test('session affinity is stable per key, spread across keys, and moves only the sessions of a removed endpoint', () => {
   const { eps } = tableOf(4);
   const { profile } = setup({ session: 1 });

@@ -189,6 +189,8 @@ export class AttemptPlan {
   private request(model: string, now: number): RouteRequest {
     // Admission's adaptive limit is the entry model's; a fallback's engines of unknown size are not compared.
     const room = this.role === 'first-band' ? { unknownCapacity: model === this.route.chain[0] ? (this.route.admission?.adaptiveLimit ?? null) : null } : null;
-    return { model, prefix: this.prefix, session: this.session, tried: this.tried, now, room };
+    const lower = this.role === 'streamed-lower' || this.role === 'collected-lower';
+    const firstBandGateMs = lower ? (this.route.admission?.firstBandGateMs ?? null) : null;
+    return { model, prefix: this.prefix, session: this.session, tried: this.tried, now, room, firstBandGateMs };
   }
 }

@@ -127,6 +127,13 @@ export interface EndpointState extends EndpointSpec {
    */
   topInflight: number;
   /**
+   * Of `topInflight`, those the engine has not yet answered with a first chunk: their
+   * prompts wait for, or are in, a prefill step (`firstBandPrefilling`).
+   */
+  topPrefilling: number;
+  /** When the last first-band request was sent here (-Infinity: never). */
+  topSentAt: number;
+  /**
    * Lower-band requests sent to the engine that it can still be made to give back,
    * oldest first: streamed ones until their first token, collected ones until their
    * answer is sent (nothing of it has reached the client). A first-band request sent
@@ -198,6 +205,8 @@ export class EndpointTable {
       downSince: null,
       inflight: 0,
       topInflight: 0,
+      topPrefilling: 0,
+      topSentAt: -Infinity,
       recallable: [],
       refreshAskedAt: -Infinity,
       draining: false,
@@ -572,6 +581,8 @@ export class Lease {
   private reported = false;
   private released = false;
   private streaming = false;
+  /** A first-band request counted in `endpoint.topPrefilling`. */
+  private prefilling: boolean;
   /** In `endpoint.recallable`. */
   private listed = false;
   private onRecall: (() => boolean) | null = null;
@@ -583,7 +594,12 @@ export class Lease {
     private readonly table: Pick<EndpointTable, 'touched'> | null = null,
   ) {
     endpoint.inflight++;
-    if (role === 'first-band') endpoint.topInflight++;
+    this.prefilling = role === 'first-band';
+    if (role === 'first-band') {
+      endpoint.topInflight++;
+      endpoint.topPrefilling++;
+      endpoint.topSentAt = now;
+    }
     if (role === 'streamed-lower' || role === 'collected-lower') {
       endpoint.recallable.push(this);
       this.listed = true;
@@ -611,6 +627,7 @@ export class Lease {
 
   /** The engine sent its first chunk. `tokens`: tokens stream from here on (not an answer sent whole), so the engine runs it until it ends. */
   started(tokens: boolean): void {
+    this.prefilled();
     if (!tokens || this.streaming || this.released) return;
     this.streaming = true;
     const e = this.endpoint;
@@ -655,10 +672,17 @@ export class Lease {
     this.released = true;
     this.endpoint.inflight--;
     if (this.role === 'first-band') this.endpoint.topInflight--;
+    this.prefilled();
     if (this.streaming) this.endpoint.streaming--;
     this.leaveRecallable();
     this.endpoint.inflightLog.ended(now);
     this.table?.touched(this.endpoint, now);
+  }
+
+  private prefilled(): void {
+    if (!this.prefilling) return;
+    this.prefilling = false;
+    this.endpoint.topPrefilling--;
   }
 
   private leaveRecallable(): void {

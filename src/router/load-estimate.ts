@@ -111,3 +111,19 @@ export function queueing(e: EndpointState, kvCeiling: number): boolean {
 export function waitingNow(e: EndpointState, kvCeiling: number): number {
   return Math.max(0, backlog(e, kvCeiling));
 }
+
+/**
+ * Whether lower bands keep off `e` now: a first-band request sent there within `gateMs`
+ * has had no first chunk from the engine yet. A lower-band prompt reaching the engine
+ * before the step that prefills the first band's joins that step and lengthens it, and
+ * the router's sends reach the engine in order, so one sent `gateMs` later comes a step
+ * after. An oracle router reacting 1–2 ms late met the admission budgets in `vllm long`
+ * only so, with one long prompt prefilling at a time (`npm run bench -- admission-bound`,
+ * its latency sweep). Bounded by `gateMs`, as a first band whose first tokens come slowly
+ * (a host under load, an engine with no free slot) would otherwise keep the gate shut
+ * for good: unbounded, with interactive requests arriving faster than their first tokens
+ * came back, `batch 256 varied` bronze fell to 0.52–0.64 of off (admission bench).
+ */
+export function firstBandPrefilling(e: Pick<EndpointState, 'topPrefilling' | 'topSentAt'>, now: number, gateMs: number): boolean {
+  return e.topPrefilling > 0 && now - e.topSentAt < gateMs;
+}

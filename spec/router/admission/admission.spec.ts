@@ -9,7 +9,7 @@ const NOW = 1_000_000;
 const STALE = 5_000;
 const CFG = ADMISSION;
 
-const TOP = { inTransit: 0, first: true, slowStart: true, limit: 4 };
+const TOP = { inTransit: 0, first: true, slowStart: true, limit: 4, gateMs: Infinity };
 const fresh = (waiting: number, kvUsage = 0.2) => ({ load: { waiting, running: 4, kvUsage }, loadAt: NOW - 100 });
 
 test('each saturation signal on its own: the waiting queue, KV usage, in-flight counts when metrics are stale', () => {
@@ -45,7 +45,7 @@ test('a scrape exactly staleAfterMs old is still read; a full cache must be seen
 test('the reserved share is rounded up: a fraction of a slot keeps a whole one', () => {
   const { eps } = tableOf(1, () => ({ ...fresh(0), batchCapacity: 7 }));
   const cfg = { ...CFG, reserved_share: 0.2 }; // 1.4 of 7 slots: 2 reserved, 5 for lower bands
-  const bronze = { inTransit: 0, first: false, slowStart: true, limit: 4 };
+  const bronze = { inTransit: 0, first: false, slowStart: true, limit: 4, gateMs: Infinity };
   eps[0]!.load = { waiting: 0, running: 4, kvUsage: 0.2 };
   assert.is(saturation(eps, cfg, NOW, STALE, bronze), null);
   eps[0]!.load = { waiting: 0, running: 5, kvUsage: 0.2 };
@@ -117,7 +117,7 @@ test('requests the engine had not counted yet when scraped: the first band trust
   // The router had 10 in flight when the engine reported 8: two had not reached its
   // scheduler yet.
   Object.assign(eps[0]!, { load: { waiting: 0, running: 8, kvUsage: 0.2 }, inflight: 10, inflightAtLoad: 10 });
-  const bronze = { inTransit: 0, first: false, slowStart: true, limit: 4 };
+  const bronze = { inTransit: 0, first: false, slowStart: true, limit: 4, gateMs: Infinity };
   assert.match(saturation(eps, CFG, NOW, STALE, bronze) ?? '', /no free batch slot/, 'bronze: 10 of 10 slots taken');
   assert.is(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 3 }), null, 'platinum: 2 free slots and the target of 2');
   assert.match(saturation(eps, CFG, NOW, STALE, { ...TOP, inTransit: 4 }) ?? '', /none under the target/);
@@ -285,6 +285,46 @@ test('aging: a lower band held back by the reserve a steady first band keeps fre
   assert.ok(released, 'after one aging period it counts as platinum, and platinum has room');
 });
 
+test('lower bands keep off a replica while a first-band prompt there waits for its first token, and go at that first token', async () => {
+  const { table, eps } = tableOf(2, () => ({ ...fresh(0), batchCapacity: 16 }));
+  const a = new Admission('m', table, CFG, STALE);
+  const top = [0, 1].map(() => a.tryAdmit(0, NOW)!);
+  const leases = eps.map((e) => table.lease(e, NOW, 'first-band'));
+  assert.equal(
+    eps.map((e) => e.topPrefilling),
+    [1, 1],
+  );
+  assert.match(a.saturated(NOW, 1) ?? '', /no free batch slot/, 'each replica prefills a first-band prompt: a long lower-band one sent now would share its step');
+  assert.is(a.saturated(NOW, 0), null, 'the first band itself is not held by it');
+  assert.is(a.firstBandGateMs, Infinity, 'no first token seen yet: the gate holds until the first chunk');
+  const ac = new AbortController();
+  const waiting = a.wait(1, NOW, ac.signal);
+  leases[1]!.started(true);
+  assert.is(eps[1]!.topPrefilling, 0, "the engine's first chunk ends the prefill");
+  top[1]!.firstToken(NOW + 5);
+  const admitted = await waiting;
+  assert.ok(admitted !== null, 'released at that first token, not at the next request to end');
+  admitted.release(NOW + 5);
+  assert.is(a.firstBandGateMs, 10, 'twice the idle first token (5 ms) once one is seen');
+  eps[1]!.ready = false;
+  assert.match(a.saturated(NOW + 9, 1) ?? '', /no free batch slot/, 'e0 alone: still prefilling 9 ms after its first-band send');
+  assert.is(a.saturated(NOW + 10, 1), null, 'the gate bounded: a first band slow to its first token does not hold the replica for good');
+  eps[1]!.ready = true;
+  leases[0]!.release(NOW + 6);
+  assert.is(eps[0]!.topPrefilling, 0, 'a request that ends before its first chunk ends its prefill too');
+  leases[0]!.release(NOW + 7);
+  assert.is(eps[0]!.topPrefilling, 0, 'once');
+  for (const p of top) p.release(NOW + 7);
+  leases[1]!.release(NOW + 7);
+  assert.equal(
+    eps.map((e) => [e.inflight, e.topInflight, e.topPrefilling]),
+    [
+      [0, 0, 0],
+      [0, 0, 0],
+    ],
+  );
+});
+
 test('engines of unknown size: once the first band has been seen, lower bands go while the router has fewer in flight than the adaptive limit', async () => {
   const { table, eps } = tableOf(1, () => fresh(0));
   Object.assign(eps[0]!, { loadAt: Date.now(), load: { waiting: 0, running: 1, kvUsage: 0.1 }, inflight: 3, inflightAtLoad: 1 });
@@ -308,7 +348,9 @@ test('engines of unknown size: once the first band has been seen, lower bands go
   const waiting = a.wait(1, now, ac.signal);
   for (const p of top.slice(1)) p.firstToken(now + 10);
   ac.abort();
-  assert.is(await waiting, null);
+  const admitted = await waiting;
+  assert.ok(admitted !== null, 'the first tokens raised the limit, and the lower-band request waiting on it went as they came');
+  admitted.release(now + 10);
   for (const p of top) p.release(now + 10);
   eps[0]!.inflight = 4;
   assert.is(a.saturated(now, 1), null, 'fast first tokens raise the limit');

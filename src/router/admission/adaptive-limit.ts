@@ -66,6 +66,11 @@ export class AdaptiveLimit {
     return Math.floor(this.value);
   }
 
+  /** The idle baseline: the fastest first token seen, drifting slowly up (∞ before the first). */
+  get idleTtftMs(): number {
+    return this.baseline;
+  }
+
   /**
    * A request admitted at `admittedAt` had its first token `ttftMs` later; `inUse`: the
    * most requests the router has in flight to one replica now; `held`: whether

@@ -21,6 +21,8 @@ const TOP_BAND_IDLE_MS = 60_000;
 const PEAK_SETTLED_MS = 200;
 /** Weight of each new sample in the smoothed time from admission to a streamed first token. */
 const TTFT_SMOOTHING = 0.2;
+/** Lower bands keep off a replica this many idle first tokens after a first-band request is sent there (`firstBandGateMs`). */
+const FIRST_BAND_GATE = 2;
 
 /**
  * Admission control for one model. The data port asks `tryAdmit` on every request: when
@@ -65,6 +67,19 @@ export class Admission {
     return this.limit.limit;
   }
 
+  /**
+   * How long lower bands keep off a replica after a first-band request is sent there,
+   * unless its first chunk comes sooner (`firstBandPrefilling`): twice the first band's
+   * idle first token, the fastest it has had (∞ until one is seen). Bounded at twice
+   * platinum's p50 alone, the oracle router of the admission-bound suite (`vllm long`,
+   * one long prompt at a time, reacting 1–2 ms late) read 1.38–1.54× at bronze 0.69–0.84,
+   * both budgets met in 8 settings of 10; gated until the first token 1.40–1.47×, at the
+   * p50 alone 1.41–1.73× (the gate opened before platinum's step began).
+   */
+  get firstBandGateMs(): number {
+    return FIRST_BAND_GATE * this.limit.idleTtftMs;
+  }
+
   /** Whether requests of `band` are prefill-paced: the caller then passes their estimated prompt tokens. */
   paces(band: number): boolean {
     return this.pacing.paces(band);
@@ -80,7 +95,7 @@ export class Admission {
     // The adaptive limit on engines of unknown size only protects the first band: without
     // its traffic, lower bands go at once.
     const slowStart = this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
-    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, first: band === 0, slowStart, limit: this.limit.limit });
+    return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, first: band === 0, slowStart, limit: this.limit.limit, gateMs: this.firstBandGateMs });
   }
 
   /**
@@ -373,8 +388,9 @@ export class Permit {
     if (this.answered) return;
     this.answered = true;
     if (this.seen !== 'whole') this.admission.firstToken(this.admittedAt, now, this.seen);
-    if (this.prefilling === 0) return;
-    this.admission.prefilled(this.takePrefill(), now);
+    if (this.prefilling > 0) this.admission.prefilled(this.takePrefill(), now);
+    // Lower bands held off its replica while it prefilled (`topPrefilling`) may go.
+    else if (this.band === 0) this.admission.release(now);
   }
 
   release(now: number): void {

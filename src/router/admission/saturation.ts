@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { EndpointState } from '../endpoint-table.js';
-import { admissionBacklog, batchSlots, occupancy } from '../load-estimate.js';
+import { admissionBacklog, batchSlots, firstBandPrefilling, occupancy } from '../load-estimate.js';
 import { recallCount } from './recall.js';
 
 /** Why a model's engines count as saturated, or null when they can take more now. */
@@ -25,6 +25,8 @@ export interface SaturationQuery {
   slowStart: boolean;
   /** The adaptive limit on requests in flight per replica, read where `slowStart` holds (`adaptive-limit.ts`). */
   limit: number;
+  /** Lower bands keep off a replica this long after a first-band request is sent there, until its first chunk (`firstBandPrefilling`). */
+  gateMs: number;
 }
 
 /**
@@ -69,7 +71,7 @@ export function saturation(endpoints: readonly EndpointState[], cfg: AdmissionCo
       const ahead = waitingAheadOfTop(e, cfg, now);
       waiting += Math.max(0, ahead);
       room += Math.max(0, target - ahead);
-    } else {
+    } else if (!firstBandPrefilling(e, now, q.gateMs)) {
       free += freeSlots(e, cfg, q.slowStart, q.limit);
     }
     minKv = Math.min(minKv, e.load.kvUsage ?? 0);

@@ -1,5 +1,5 @@
 import type { EndpointState } from '../endpoint-table.js';
-import { batchSlots } from '../load-estimate.js';
+import { batchSlots, firstBandPrefilling } from '../load-estimate.js';
 import type { RoomQuery } from './types.js';
 
 /**
@@ -30,4 +30,15 @@ export function keepMostRoom(candidates: EndpointState[], room: RoomQuery): void
   let kept = 0;
   for (const e of candidates) if (freeSlots(e, room.unknownCapacity) === most) candidates[kept++] = e;
   candidates.length = kept;
+}
+
+/**
+ * Keeps, in place, only the candidates where no first-band prompt is being prefilled
+ * (`firstBandPrefilling`), unless that would leave none: admission counts only those as
+ * room for the lower bands.
+ */
+export function keepClearOfFirstBand(candidates: EndpointState[], now: number, gateMs: number): void {
+  let kept = 0;
+  for (const e of candidates) if (!firstBandPrefilling(e, now, gateMs)) candidates[kept++] = e;
+  if (kept > 0) candidates.length = kept;
 }

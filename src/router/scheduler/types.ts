@@ -15,6 +15,8 @@ export interface RouteRequest {
   readonly now: number;
   /** Set for a request of the first admission band: it goes to a replica with the most free batch slots (`most-room.ts`). */
   readonly room?: RoomQuery | null;
+  /** Set for a request of a lower admission band: it keeps off replicas prefilling a first-band prompt sent within this many ms (`keepClearOfFirstBand`). */
+  readonly firstBandGateMs?: number | null;
 }
 
 export interface RoomQuery {
