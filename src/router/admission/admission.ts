@@ -69,12 +69,12 @@ export class Admission {
 
   /**
    * How long lower bands keep off a replica after a first-band request is sent there,
-   * unless its first chunk comes sooner (`firstBandPrefilling`): twice the first band's
-   * idle first token, the fastest it has had (∞ until one is seen). Bounded at twice
-   * platinum's p50 alone, the oracle router of the admission-bound suite (`vllm long`,
-   * one long prompt at a time, reacting 1–2 ms late) read 1.38–1.54× at bronze 0.69–0.84,
-   * both budgets met in 8 settings of 10; gated until the first token 1.40–1.47×, at the
-   * p50 alone 1.41–1.73× (the gate opened before platinum's step began).
+   * unless its first chunk comes sooner (`firstBandPrefilling`): twice the idle first
+   * token, the fastest streamed one the model has had (∞ until one is seen). Bounded at
+   * twice platinum's p50 alone, the oracle router of the admission-bound suite (`vllm
+   * long`, one long prompt at a time, reacting 1–2 ms late) read 1.38–1.54× at bronze
+   * 0.69–0.84, both budgets met in 8 settings of 10; gated until the first token
+   * 1.40–1.47×, at the p50 alone 1.41–1.73× (the gate opened before platinum's step began).
    */
   get firstBandGateMs(): number {
     return FIRST_BAND_GATE * this.limit.idleTtftMs;
