@@ -248,6 +248,26 @@ test('a lower band keeps off replicas prefilling a first-band prompt sent within
   assert.is(s.pick(eps, lower, profile)!.id, 'e0');
 });
 
+test("a paced lower-band prompt goes to the replica with the fewest such prompt tokens awaiting a first token, after keeping clear of the first band's", () => {
+  const { eps } = tableOf(3);
+  const { profile } = setup({ session: 1 });
+  const s = new Scheduler();
+  const toE0 = (r: Partial<RouteRequest>): RouteRequest => {
+    for (let k = 0; ; k++) if (s.pick(eps, req({ session: `s${k}` }), profile)!.id === 'e0') return req({ session: `s${k}`, ...r });
+  };
+  const paced = toE0({ firstBandGateMs: 20, prefillTokens: 1_500 });
+  eps[0]!.lowerPrefilling = 1_500;
+  eps[1]!.lowerPrefilling = 400;
+  eps[2]!.lowerPrefilling = 0;
+  assert.is(s.pick(eps, paced, profile)!.id, 'e2', 'e0 would prefill two prompts in one step; e2 prefills none');
+  assert.is(s.pick(eps, { ...paced, prefillTokens: 0 }, profile)!.id, 'e0', 'a request not paced is not moved');
+  Object.assign(eps[2]!, { topPrefilling: 1, topSentAt: NOW - 5 });
+  assert.is(s.pick(eps, paced, profile)!.id, 'e1', 'e2 prefills a first-band prompt: the fewest of the others');
+  eps[1]!.lowerPrefilling = 1_500;
+  const counts = pickMany(s, eps, profile, 200, { ...paced, session: null });
+  assert.equal([...counts.keys()].sort(), ['e0', 'e1'], 'a tie is the scorers\' and the tie-break\'s');
+});
+
 test('session affinity is stable per key, spread across keys, and moves only the sessions of a removed endpoint', () => {
   const { eps } = tableOf(4);
   const { profile } = setup({ session: 1 });

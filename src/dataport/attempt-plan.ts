@@ -59,6 +59,8 @@ export class AttemptPlan {
      * it may be one of those.
      */
     private role: LeaseRole = 'plain',
+    /** The prompt tokens admission paces the request by (0: not paced). */
+    private readonly prefillTokens = 0,
   ) {
     deps.budget.entered();
   }
@@ -96,7 +98,7 @@ export class AttemptPlan {
       record.fallback = this.model > 0;
       // Before its lease counts it: what is beyond the engine's batch is counted without it.
       if (this.role === 'first-band') this.route.admission?.makeWay(ep, now);
-      return deps.table.lease(ep, now, this.role);
+      return deps.table.lease(ep, now, this.role, this.prefillTokens);
     }
     return null;
   }
@@ -191,6 +193,7 @@ export class AttemptPlan {
     const room = this.role === 'first-band' ? { unknownCapacity: model === this.route.chain[0] ? (this.route.admission?.adaptiveLimit ?? null) : null } : null;
     const lower = this.role === 'streamed-lower' || this.role === 'collected-lower';
     const firstBandGateMs = lower ? (this.route.admission?.firstBandGateMs ?? null) : null;
-    return { model, prefix: this.prefix, session: this.session, tried: this.tried, now, room, firstBandGateMs };
+    const prefillTokens = lower ? this.prefillTokens : 0;
+    return { model, prefix: this.prefix, session: this.session, tried: this.tried, now, room, firstBandGateMs, prefillTokens };
   }
 }

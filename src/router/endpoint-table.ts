@@ -134,6 +134,12 @@ export interface EndpointState extends EndpointSpec {
   /** When the last first-band request was sent here (-Infinity: never). */
   topSentAt: number;
   /**
+   * Prompt tokens of paced lower-band requests sent here that the engine has not yet
+   * answered with a first chunk: the prefill queued in it ahead of a first-band arrival.
+   * Prefill pacing is an engine's, so the scheduler spreads it (`keepLeastPrefilling`).
+   */
+  lowerPrefilling: number;
+  /**
    * Lower-band requests sent to the engine that it can still be made to give back,
    * oldest first: streamed ones until their first token, collected ones until their
    * answer is sent (nothing of it has reached the client). A first-band request sent
@@ -207,6 +213,7 @@ export class EndpointTable {
       topInflight: 0,
       topPrefilling: 0,
       topSentAt: -Infinity,
+      lowerPrefilling: 0,
       recallable: [],
       refreshAskedAt: -Infinity,
       draining: false,
@@ -339,8 +346,8 @@ export class EndpointTable {
    * changes an endpoint's state only through leases, so the in-flight count, the
    * in-flight log and the breaker's trial cannot be left unbalanced by a missed path.
    */
-  lease(ep: EndpointState, now: number, role: LeaseRole = 'plain'): Lease {
-    return new Lease(ep, now, role, this);
+  lease(ep: EndpointState, now: number, role: LeaseRole = 'plain', prefillTokens = 0): Lease {
+    return new Lease(ep, now, role, this, prefillTokens);
   }
 
   /** The longest context among the model's ready endpoints; null while none has listed one. */
@@ -581,7 +588,7 @@ export class Lease {
   private reported = false;
   private released = false;
   private streaming = false;
-  /** A first-band request counted in `endpoint.topPrefilling`. */
+  /** Counted in `endpoint.topPrefilling` (first band) or `endpoint.lowerPrefilling` (its `prefillTokens`). */
   private prefilling: boolean;
   /** In `endpoint.recallable`. */
   private listed = false;
@@ -592,15 +599,19 @@ export class Lease {
     now: number,
     private readonly role: LeaseRole = 'plain',
     private readonly table: Pick<EndpointTable, 'touched'> | null = null,
+    /** A lower-band request's prompt tokens being paced (0: not paced, or an answer sent whole, whose first chunk is its end). */
+    private readonly prefillTokens = 0,
   ) {
     endpoint.inflight++;
-    this.prefilling = role === 'first-band';
+    const lower = role === 'streamed-lower' || role === 'collected-lower';
+    this.prefilling = role === 'first-band' || (lower && prefillTokens > 0);
     if (role === 'first-band') {
       endpoint.topInflight++;
       endpoint.topPrefilling++;
       endpoint.topSentAt = now;
     }
-    if (role === 'streamed-lower' || role === 'collected-lower') {
+    if (lower) {
+      endpoint.lowerPrefilling += this.prefilling ? prefillTokens : 0;
       endpoint.recallable.push(this);
       this.listed = true;
     }
@@ -682,7 +693,8 @@ export class Lease {
   private prefilled(): void {
     if (!this.prefilling) return;
     this.prefilling = false;
-    this.endpoint.topPrefilling--;
+    if (this.role === 'first-band') this.endpoint.topPrefilling--;
+    else this.endpoint.lowerPrefilling -= this.prefillTokens;
   }
 
   private leaveRecallable(): void {

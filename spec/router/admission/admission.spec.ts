@@ -544,6 +544,44 @@ test('an engine that bounds its own steps is paced at twice its step budget; one
   assert.is(a.holdReason(1, now, 1_600), null);
 });
 
+test("prefill pacing is each replica's: the budget summed over replicas does not send a second prompt to one replica while the other is kept clear for the first band", async () => {
+  const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const now = Date.now();
+  const bronze = a.tryAdmit(1, now, 1_500)!;
+  const sent = table.lease(eps[1]!, now, 'streamed-lower', bronze.promptTokens);
+  assert.is(eps[1]!.lowerPrefilling, 1_500, 'counted on the replica it was sent to');
+  const top = a.tryAdmit(0, now)!;
+  const topLease = table.lease(eps[0]!, now, 'first-band');
+  assert.match(
+    a.holdReason(1, now, 1_500) ?? '',
+    /every replica clear of first-band prompts is prefilling lower-band prompts up to its budget/,
+    '3,000 of the 4,000 both replicas allow, but e0 is kept clear for the first band and e1 would prefill both at once',
+  );
+  const ac = new AbortController();
+  const waiting = a.wait(1, now, ac.signal, 1_500);
+  sent.started(true);
+  assert.is(eps[1]!.lowerPrefilling, 0, "the engine's first chunk ends the prefill on its replica");
+  bronze.firstToken(now + 3);
+  const next = await waiting;
+  assert.ok(next !== null, 'released at that first token');
+  const again = table.lease(eps[1]!, now + 3, 'collected-lower', next.promptTokens);
+  const whole = table.lease(eps[1]!, now + 3, 'plain', 1_500);
+  assert.is(eps[1]!.lowerPrefilling, 1_500, 'a collected answer counts until its first chunk; one sent whole (its first chunk is its end) not at all');
+  again.release(now + 4);
+  again.release(now + 4);
+  assert.is(eps[1]!.lowerPrefilling, 0, 'ended before its first chunk: given back, once');
+  for (const l of [whole, sent, topLease]) l.release(now + 4);
+  for (const p of [bronze, next, top]) p.release(now + 4);
+  assert.equal(
+    eps.map((e) => [e.inflight, e.lowerPrefilling, e.topPrefilling]),
+    [
+      [0, 0, 0],
+      [0, 0, 0],
+    ],
+  );
+});
+
 test('a request not paced holds nothing back, even while a prompt over the whole budget is being prefilled', () => {
   const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);

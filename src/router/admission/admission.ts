@@ -1,10 +1,10 @@
 import type { AdmissionConfig } from '../../config/types.js';
 import type { LlmgwError } from '../../errors.js';
 import { probeFoundFull, probing, type EndpointState, type EndpointTable } from '../endpoint-table.js';
-import { queueing } from '../load-estimate.js';
+import { firstBandPrefilling, queueing } from '../load-estimate.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { pacingBudget, PrefillPacing } from './prefill-pacing.js';
+import { pacingBudget, PrefillPacing, replicaHasRoom } from './prefill-pacing.js';
 import { recallCount } from './recall.js';
 import { saturation, servingPriority, usable, type Saturation } from './saturation.js';
 
@@ -221,11 +221,22 @@ export class Admission {
     const endpoints = this.table.forModel(this.model);
     const top = servingPriority(endpoints, now);
     const perReplica = this.cfg.prefill_tokens_per_replica;
+    const gateMs = this.firstBandGateMs;
     let budget = 0;
-    for (const e of endpoints) if (e.priority === top && usable(e, now)) budget += pacingBudget(e, perReplica);
+    let replicas = 0;
+    let room = false;
+    for (const e of endpoints) {
+      if (e.priority !== top || !usable(e, now)) continue;
+      replicas++;
+      budget += pacingBudget(e, perReplica);
+      room ||= !firstBandPrefilling(e, now, gateMs) && replicaHasRoom(e, promptTokens, perReplica);
+    }
     // With no replica taking traffic for a moment (a breaker open), one replica's worth
     // still goes: the dispatcher answers what finds none.
-    return this.pacing.hold(promptTokens, Math.max(budget, perReplica));
+    const held = this.pacing.hold(promptTokens, Math.max(budget, perReplica));
+    if (held !== null || room || replicas === 0) return held;
+    // The sum has room but no one replica has (the scheduler would send it where the others' prefill waits).
+    return `every replica clear of first-band prompts is prefilling lower-band prompts up to its budget`;
   }
 
   /** Counts a paced request's prompt as being prefilled; the tokens its permit gives back at its first token. */

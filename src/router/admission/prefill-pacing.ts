@@ -59,3 +59,14 @@ export function pacingBudget(e: Pick<EndpointState, 'stepBudget'>, perReplica: n
   const own = e.stepBudget;
   return own === null || own === 0 || own > perReplica ? perReplica : 2 * own;
 }
+
+/**
+ * Whether a lower-band prompt of `tokens` fits `e`'s own budget beside the paced prompts
+ * awaiting a first token there (`EndpointState.lowerPrefilling`); one larger than the
+ * budget fits an engine prefilling none. The model-wide count above spans the
+ * replicas; this keeps one replica from taking two replicas' share while another is
+ * kept clear for a first-band prompt (`firstBandPrefilling`) or simply picked less.
+ */
+export function replicaHasRoom(e: Pick<EndpointState, 'stepBudget' | 'lowerPrefilling'>, tokens: number, perReplica: number): boolean {
+  return e.lowerPrefilling === 0 || e.lowerPrefilling + tokens <= pacingBudget(e, perReplica);
+}

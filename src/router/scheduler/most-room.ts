@@ -42,3 +42,17 @@ export function keepClearOfFirstBand(candidates: EndpointState[], now: number, g
   for (const e of candidates) if (!firstBandPrefilling(e, now, gateMs)) candidates[kept++] = e;
   if (kept > 0) candidates.length = kept;
 }
+
+/**
+ * Keeps, in place, only the candidates with the fewest lower-band prompt tokens awaiting
+ * a first token (`EndpointState.lowerPrefilling`). Admission paces those prompts per
+ * model, against the sum of its replicas' budgets; sent to one replica, two of them
+ * would share its next step, and a first-band prompt arriving there waits for both.
+ */
+export function keepLeastPrefilling(candidates: EndpointState[]): void {
+  let least = Infinity;
+  for (const e of candidates) if (e.lowerPrefilling < least) least = e.lowerPrefilling;
+  let kept = 0;
+  for (const e of candidates) if (e.lowerPrefilling === least) candidates[kept++] = e;
+  candidates.length = kept;
+}

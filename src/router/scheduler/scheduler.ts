@@ -1,6 +1,6 @@
 import type { EndpointState } from '../endpoint-table.js';
 import { FILTERS } from './filters.js';
-import { keepClearOfFirstBand, keepMostRoom } from './most-room.js';
+import { keepClearOfFirstBand, keepLeastPrefilling, keepMostRoom } from './most-room.js';
 import type { Filter, Profile, RouteRequest } from './types.js';
 
 export interface Rejection {
@@ -16,7 +16,8 @@ export interface Rejection {
  * - Filters drop endpoints that must not take the request.
  * - Of the survivors only the highest `priority` stays: lower ones are spare capacity.
  * - For a first-band request, only those with the most free batch slots stay; for a
- *   lower-band one, those prefilling no first-band prompt, where any are (`most-room.ts`).
+ *   lower-band one, those prefilling no first-band prompt, where any are, and of those
+ *   the ones with the fewest paced prompt tokens awaiting a first token (`most-room.ts`).
  * - Each scorer of the profile scores every candidate 0–1; the weighted sum ranks them.
  * - The best wins; ties are broken at random so equal endpoints share the load instead
  *   of the first in the list taking all of it.
@@ -48,6 +49,7 @@ export class Scheduler {
     }
     if (req.room) keepMostRoom(cands, req.room);
     if (req.firstBandGateMs) keepClearOfFirstBand(cands, req.now, req.firstBandGateMs);
+    if (req.prefillTokens) keepLeastPrefilling(cands);
     const n = cands.length;
     if (n === 0) return null;
     this.lastProfile = null;
