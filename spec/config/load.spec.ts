@@ -272,7 +272,7 @@ test('every default is filled in, and optional keys stay unset', () => {
       stale_inflight_per_replica: 64,
       max_queued: 10000,
       aging_ms: 10000,
-      prefill_tokens_per_replica: 8192,
+      prefill_tokens_per_replica: 4096,
       recall: true,
     },
     retries: { max_attempts: 3, budget_percent: 20, min_retry_concurrency: 10 },

@@ -37,10 +37,10 @@ test.after(async () => {
 });
 
 /** The status, or what broke the request (a failing run closes the engine under it). */
-function bronze(prompt: string): Promise<number | string> {
+function completion(band: string, prompt: string): Promise<number | string> {
   return request(`${inProcess.url}/v1/completions`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-llmgw-priority': 'bronze' },
+    headers: { 'content-type': 'application/json', 'x-llmgw-priority': band },
     body: JSON.stringify({ model: 'm', prompt, max_tokens: 4 }),
   }).then(
     async (r) => (await r.body.text(), r.statusCode),
@@ -53,7 +53,14 @@ function answer(h: { res: ServerResponse }): void {
   h.res.end(JSON.stringify({ id: 'x', object: 'text_completion', model: 'm', choices: [{ index: 0, text: 'ok', finish_reason: 'length' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
 }
 
+const bronze = (prompt: string): Promise<number | string> => completion('bronze', prompt);
+
 test('a prompt whose head an engine served is paced by its uncached tail; an unseen prompt of the same length still waits', async () => {
+  // Pacing protects a first band in use: one interactive request first.
+  const top = completion('platinum', 'Are you there?');
+  await until(() => held.length === 1, 'the interactive prompt at the engine');
+  answer(held.shift()!);
+  assert.is(await top, 200);
   const shared = 'You are a careful assistant who answers in full sentences. '.repeat(50); // 3,000 characters: 750 tokens
   const first = bronze(`${shared}first question`);
   await until(() => held.length === 1, 'the first prompt at the engine');

@@ -144,6 +144,35 @@ test('a first-band request goes to the replica with the most room, engines of un
   assert.is(pick(true), 'e1', 'the first band: 3 free of 4, not 2');
 });
 
+test('a paced lower-band prompt goes where the fewest such tokens await a first token, while a first band is in use and no engine holds its head', () => {
+  const { table, eps } = tableOf(2, (i) => ({ weight: i === 0 ? 100 : 1 }));
+  const prefixIndex = new PrefixIndex(100);
+  const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
+  const admission = new Admission('m', table, ADMISSION, 5_000);
+  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission };
+  const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
+  const deps = { table, scheduler: new Scheduler(), prefixIndex, budget: new RetryBudget(20, 3), maxAttempts: 3 };
+  // The weight scorer sends everything to e0, where one paced prompt awaits its first token.
+  eps[0]!.lowerPrefilling = 1_500;
+  const pick = (now: number, headCached = false): { id: string; counted: number } => {
+    const plan = new AttemptPlan(deps, route, profile, null, null, record, 'streamed-lower', 1_500, !headCached);
+    const lease = plan.next(now)!;
+    const counted = lease.endpoint.lowerPrefilling;
+    lease.release(now);
+    plan.done(now);
+    return { id: lease.id, counted };
+  };
+  assert.equal(pick(NOW), { id: 'e0', counted: 3_000 }, 'no first band in use: the scorers decide, and the prompt is counted where it went');
+  admission.tryAdmit(0, NOW)!.release(NOW);
+  assert.equal(pick(NOW), { id: 'e1', counted: 1_500 }, 'a first band in use: e1, where none awaits');
+  assert.is(pick(NOW, true).id, 'e0', 'a prompt whose head an engine is taken to hold follows its cache');
+  assert.is(pick(NOW + 61_000).id, 'e0', 'a minute after the last first-band request: the scorers again');
+  assert.equal(
+    eps.map((e) => e.lowerPrefilling),
+    [1_500, 0],
+  );
+});
+
 test('a recalled attempt is no attempt: its endpoint may be tried again, no retry is spent, and it is not recalled twice', () => {
   const { table, eps } = tableOf(1);
   const prefixIndex = new PrefixIndex(100);

@@ -246,7 +246,7 @@ const endpoint = object(
     gpus: int('GPUs the engine runs on: what a request to a model priced in gpu_seconds is charged for.', 1, { maximum: MAX_PARALLEL, default: 1 }),
     max_num_seqs: int("The engine's batch size (its --max-num-seqs). Set, admission counts free slots from it from the first request on; unset, it is learnt from the engine's queue.", 1),
     max_num_batched_tokens: int(
-      "The engine's per-step token budget with chunked prefill (its --max-num-batched-tokens); 0: none, chunked prefill is off and every admitted prompt is prefilled in one step. At most router.admission.prefill_tokens_per_replica, the engine bounds each step's prefill itself and admission paces the lower bands' prompts to it at twice this, about two steps of prefill ahead of an interactive request; unset, 0 or larger, at prefill_tokens_per_replica.",
+      "The engine's per-step token budget with chunked prefill (its --max-num-batched-tokens); 0: none, chunked prefill is off and every admitted prompt is prefilled in one step. Under half router.admission.prefill_tokens_per_replica, admission paces the lower bands' prompts to this engine at twice this (a step's prefill under way and the next one's waiting ahead of an interactive request); otherwise, unset or 0, at prefill_tokens_per_replica.",
       0,
     ),
     priority_scheduling: str(
@@ -415,9 +415,9 @@ const schema: SchemaNode = object(
             max_queued: int('Most requests waiting per model across all bands; past it the lowest band is shed first.', 1, { default: 10_000 }),
             aging_ms: ms('Anti-starvation: every this many ms of waiting, a request counts one band higher, so low bands always make progress.', 10_000),
             prefill_tokens_per_replica: int(
-              "Prefill pacing: most prompt tokens of bands below the first being prefilled (admitted, no first token yet) per replica taking traffic; more wait, and go as those reach their first token. A free batch slot is not a short step: an engine prefills what it admits in one step (in one go without a per-step token budget), and a wave of long batch prompts makes an interactive request sharing that step wait for all of it. About the engine's per-step token budget (vLLM's default is 8192); lower protects interactive requests more and costs batch throughput. A replica whose endpoint gives its own step budget (max_num_batched_tokens) at most this is paced at twice that instead: the engine bounds each step, and pacing bounds the steps of prefill admitted ahead of an interactive request. 0: no pacing. A larger prompt still goes alone.",
+              "Prefill pacing: most prompt tokens of bands below the first being prefilled (admitted, no first token yet) per replica taking traffic; more wait, and go as those reach their first token. A free batch slot is not a short step: an engine prefills what it admits in one step (in one go without a per-step token budget), and a wave of long batch prompts makes an interactive request sharing that step wait for all of it. Counted on each replica too: the scheduler sends a paced prompt where the fewest such tokens await a first token. The default, half vLLM's default step budget, is about two long (RAG-sized) prompts queued ahead of an interactive one; lower protects interactive requests more and costs batch throughput, as the engine then waits for each first token to travel back through the router before the next prompt comes. A replica whose endpoint gives a step budget (max_num_batched_tokens) under half this is paced at twice its budget: a step's prefill under way and the next one's waiting. 0: no pacing. A larger prompt still goes alone.",
               0,
-              { default: 8192 },
+              { default: 4096 },
             ),
             recall: {
               type: 'boolean',

@@ -61,6 +61,11 @@ export class AttemptPlan {
     private role: LeaseRole = 'plain',
     /** The prompt tokens admission paces the request by (0: not paced). */
     private readonly prefillTokens = 0,
+    /**
+     * Whether the scheduler may move it for them (`keepLeastPrefilling`): not where an
+     * engine is taken to hold its head, as elsewhere all of it would be prefilled.
+     */
+    private readonly spreadPrefill = true,
   ) {
     deps.budget.entered();
   }
@@ -193,7 +198,8 @@ export class AttemptPlan {
     const room = this.role === 'first-band' ? { unknownCapacity: model === this.route.chain[0] ? (this.route.admission?.adaptiveLimit ?? null) : null } : null;
     const lower = this.role === 'streamed-lower' || this.role === 'collected-lower';
     const firstBandGateMs = lower ? (this.route.admission?.firstBandGateMs ?? null) : null;
-    const prefillTokens = lower ? this.prefillTokens : 0;
+    const spread = lower && this.spreadPrefill && (this.route.admission?.firstBandActive(now) ?? false);
+    const prefillTokens = spread ? this.prefillTokens : 0;
     return { model, prefix: this.prefix, session: this.session, tried: this.tried, now, room, firstBandGateMs, prefillTokens };
   }
 }

@@ -201,6 +201,7 @@ function newContext(req: IncomingMessage, res: ServerResponse, path: InferencePa
     collect: false,
     band: -1,
     permit: null,
+    headCached: false,
     readmit: null,
     prefix: null,
     session: null,

@@ -42,6 +42,8 @@ export interface RequestContext {
   band: number;
   /** admit: the request's share of capacity, null when admission is off. */
   permit: Permit | null;
+  /** admit: prefill pacing takes an engine of the model to hold the prompt's head (it counts only the rest). */
+  headCached: boolean;
   /**
    * admit: queues the request again after an engine gave it back (`Admission.makeWay`),
    * with `permit` replaced once it is released; false when it will not be sent (its

@@ -11,6 +11,8 @@ const CFG = ADMISSION;
 
 const TOP = { inTransit: 0, first: true, slowStart: true, limit: 4, gateMs: Infinity };
 const fresh = (waiting: number, kvUsage = 0.2) => ({ load: { waiting, running: 4, kvUsage }, loadAt: NOW - 100 });
+/** A first-band request admitted and done at `now`: lower bands are paced from here (`firstBandActive`). */
+const firstBandSeen = (a: Admission, now: number): void => a.tryAdmit(0, now)!.release(now);
 
 test('each saturation signal on its own: the waiting queue, KV usage, in-flight counts when metrics are stale', () => {
   const { eps } = tableOf(2, () => fresh(0));
@@ -439,6 +441,7 @@ test('prefill pacing: lower-band prompts being prefilled stay within the budget 
   const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const now = Date.now();
+  firstBandSeen(a, now);
   assert.ok(a.paces(1) && !a.paces(0), 'the first band is never paced');
   const first = a.tryAdmit(1, now, 1_500)!;
   const second = a.tryAdmit(1, now, 1_500)!;
@@ -477,6 +480,7 @@ test('a paced prompt whose answer is not streamed counts as prefilled once a str
   const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, inflight: 2 }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const t0 = Date.now();
+  firstBandSeen(a, t0);
   const early = a.tryAdmit(1, t0, 1_500, 'whole')!;
   assert.match(a.holdReason(1, t0 + 10_000, 1_000) ?? '', /1500 prompt tokens/, 'before any streamed first token: counted until its answer');
   early.firstToken(t0 + 10_000);
@@ -505,6 +509,7 @@ test('a collected answer gives its prompt back at its real first token, and is n
   const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, inflight: 2 }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const t0 = Date.now();
+  firstBandSeen(a, t0);
   const batch = a.tryAdmit(1, t0, 1_500, 'collected')!;
   assert.match(a.holdReason(1, t0 + 5_000, 1_000) ?? '', /1500 prompt tokens/, 'counted until its first token, however long');
   batch.firstToken(t0 + 5_000);
@@ -519,29 +524,30 @@ test('a collected answer gives its prompt back at its real first token, and is n
 // A flood meeting free slots on engines whose step budget was configured put ~56 long
 // prompts into each at once; a first-band request then waited behind ~11 steps of their
 // prefill (the engine bounds each step, not what it admitted ahead of the arrival).
-test('an engine that bounds its own steps is paced at twice its step budget; one that does not, at the configured budget', () => {
-  const cfg = { ...CFG, prefill_tokens_per_replica: 8_192 };
-  const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, stepBudget: 8_192 }));
+test('an engine is paced at the configured budget, or at twice its own step budget where that is less', () => {
+  const cfg = { ...CFG, prefill_tokens_per_replica: 4_096 };
+  const { table, eps } = tableOf(2, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 }, stepBudget: null }));
   const a = new Admission('m', table, cfg, STALE);
   const now = Date.now();
-  const wave = Array.from({ length: 20 }, () => a.tryAdmit(1, now, 1_600));
-  assert.ok(wave.every((p) => p !== null), '32,000 tokens: within two steps of each engine');
-  const budget = () => Number(/the budget of (\d+)/.exec(a.holdReason(1, now, 1_600) ?? '')?.[1]);
-  assert.is(budget(), 32_768, 'the 21st waits for first tokens: the engines would prefill it only after two steps');
+  firstBandSeen(a, now);
+  const wave = Array.from({ length: 16 }, () => a.tryAdmit(1, now, 500));
+  assert.ok(wave.every((p) => p !== null), "8,000 tokens: within the two replicas' 4,096 each");
+  const budget = () => Number(/the budget of (\d+)/.exec(a.holdReason(1, now, 500) ?? '')?.[1]);
+  assert.is(budget(), 8_192, 'the 17th waits for first tokens');
+  eps[1]!.stepBudget = 1_024;
+  assert.is(budget(), 4_096 + 2_048, 'a step budget of 1,024: a step of prefill under way and the next one waiting');
   eps[1]!.stepBudget = 2_048;
-  assert.is(budget(), 16_384 + 4_096, 'a smaller step budget: fewer tokens make two steps');
+  assert.is(budget(), 8_192, 'two steps of 2,048 are the configured budget');
+  eps[1]!.stepBudget = 8_192;
+  assert.is(budget(), 8_192, "vLLM's default step budget: ours, half a step of prefill queued ahead of a first-band arrival");
   eps[1]!.stepBudget = 0;
-  assert.is(budget(), 16_384 + 8_192, 'an engine without chunked prefill prefills all it admits in one step: the configured budget');
-  eps[1]!.stepBudget = 32_768;
-  assert.is(budget(), 16_384 + 8_192, 'a step budget above ours: ours');
-  eps[1]!.stepBudget = null;
-  assert.is(budget(), 16_384 + 8_192, 'unknown: ours');
+  assert.is(budget(), 8_192, 'an engine without chunked prefill prefills all it admits in one step: the configured budget bounds that step');
   eps[1]!.ready = false;
-  assert.is(budget(), 16_384, 'only the engines taking traffic count');
+  assert.is(budget(), 4_096, 'only the engines taking traffic count');
   eps[0]!.ready = false;
-  assert.is(budget(), 8_192, 'none taking traffic: one replica of the configured budget, not none');
+  assert.is(budget(), 4_096, 'none taking traffic: one replica of the configured budget, not none');
   for (const p of wave) p!.release(now);
-  assert.is(a.holdReason(1, now, 1_600), null);
+  assert.is(a.holdReason(1, now, 500), null);
 });
 
 test("prefill pacing is each replica's: the budget summed over replicas does not send a second prompt to one replica while the other is kept clear for the first band", async () => {
@@ -582,10 +588,28 @@ test("prefill pacing is each replica's: the budget summed over replicas does not
   );
 });
 
+test('without a first band in use nothing is paced, but every prompt is counted, so pacing holds from the first first-band request on', () => {
+  const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
+  const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
+  const now = Date.now();
+  const wave = Array.from({ length: 4 }, () => a.tryAdmit(1, now, 1_500));
+  assert.ok(wave.every((p) => p !== null), 'a batch job alone: no interactive request to protect, and batch throughput is not spent on pacing');
+  assert.not.ok(a.firstBandActive(now));
+  const top = a.tryAdmit(0, now)!;
+  assert.ok(a.firstBandActive(now));
+  assert.match(a.holdReason(1, now, 1_500) ?? '', /6000 prompt tokens of lower bands being prefilled/, 'the prompts admitted before count');
+  top.release(now);
+  assert.ok(a.firstBandActive(now + 60_000), 'for a minute after the last one');
+  assert.not.ok(a.firstBandActive(now + 60_001));
+  assert.is(a.holdReason(1, now + 60_001, 1_500), null);
+  for (const p of wave) p!.release(now);
+});
+
 test('a request not paced holds nothing back, even while a prompt over the whole budget is being prefilled', () => {
   const { table } = tableOf(1, () => ({ batchCapacity: 64, loadAt: Date.now(), load: { waiting: 0, running: 0, kvUsage: 0.1 } }));
   const a = new Admission('m', table, { ...CFG, prefill_tokens_per_replica: 2_000 }, STALE);
   const now = Date.now();
+  firstBandSeen(a, now);
   const big = a.tryAdmit(1, now, 9_000)!;
   assert.ok(big);
   assert.match(a.holdReason(1, now, 10) ?? '', /9000 prompt tokens/);

@@ -75,6 +75,7 @@ async function tokensToPrefill(ctx: RequestContext, deps: AdmitDeps): Promise<nu
     ctx.prefix = await hashPromptHead(ctx, deps.prefix, deps.cpu);
     if (ctx.prefix !== null) cached = deps.prefixIndex.servedDepth(ctx.prefix, deps.table.forModel(ctx.route.chain[0]!)) * deps.prefix.block_chars;
   }
+  ctx.headCached = cached > 0;
   return Math.ceil(Math.max(0, text.length - cached) / 4);
 }
 

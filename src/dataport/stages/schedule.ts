@@ -27,7 +27,7 @@ export function scheduleStage(deps: PlanDeps, prefix: PrefixConfig, cpu: CpuRunn
       // Admission's pacing may have hashed the prompt already.
       ctx.prefix = ctx.profile.usesPrefix ? (ctx.prefix ?? (await hashPromptHead(ctx, prefix, cpu))) : null;
       ctx.session = sessionKey(ctx.req, ctx.body);
-      const plan = new AttemptPlan(deps, ctx.route, ctx.profile, ctx.prefix, ctx.session, ctx.record, leaseRole(ctx), ctx.permit?.promptTokens ?? 0);
+      const plan = new AttemptPlan(deps, ctx.route, ctx.profile, ctx.prefix, ctx.session, ctx.record, leaseRole(ctx), ctx.permit?.promptTokens ?? 0, !ctx.headCached);
       ctx.plan = plan;
       try {
         await next();

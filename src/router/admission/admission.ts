@@ -94,8 +94,18 @@ export class Admission {
     // first one after a quiet spell must find a slot, not wait for a full batch to end.
     // The adaptive limit on engines of unknown size only protects the first band: without
     // its traffic, lower bands go at once.
-    const slowStart = this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
+    const slowStart = this.firstBandActive(now);
     return saturation(this.table.forModel(this.model), this.cfg, now, this.staleAfterMs, { inTransit: this.inTransit, first: band === 0, slowStart, limit: this.limit.limit, gateMs: this.firstBandGateMs });
+  }
+
+  /**
+   * Whether there is a first band to protect: a request of it in flight, or one admitted
+   * within TOP_BAND_IDLE_MS. Only then are lower bands held to the adaptive limit and
+   * prefill-paced; without it they would cost batch throughput and protect nobody (a
+   * fleet whose clients set no band runs all of it as the default, lower, band).
+   */
+  firstBandActive(now: number): boolean {
+    return this.topInflight > 0 || now - this.lastTopAt <= TOP_BAND_IDLE_MS;
   }
 
   /**
@@ -216,7 +226,7 @@ export class Admission {
 
   /** Why pacing holds a lower-band prompt back now, or null. A request not paced has no tokens to count. */
   private paceHold(band: number, promptTokens: number, now: number): string | null {
-    if (promptTokens === 0 || !this.pacing.paces(band)) return null;
+    if (promptTokens === 0 || !this.pacing.paces(band) || !this.firstBandActive(now)) return null;
     this.expireUnseen(now);
     const endpoints = this.table.forModel(this.model);
     const top = servingPriority(endpoints, now);

@@ -10,8 +10,10 @@ import type { EndpointState } from '../endpoint-table.js';
  * previous one reaches its first tokens.
  *
  * Counted per model against the sum of the replicas' budgets (`pacingBudget`), as
- * admission decides before the scheduler picks a replica. A prompt larger than the whole
- * budget still goes when nothing else of the lower bands is being prefilled.
+ * admission decides before the scheduler picks a replica, and per replica where the
+ * first token is seen (`replicaHasRoom`; the scheduler's `keepLeastPrefilling`). A
+ * prompt larger than the whole budget still goes when nothing else of the lower bands is
+ * being prefilled.
  */
 export class PrefillPacing {
   /** Prompt tokens of lower-band requests admitted and not yet at their first token. */
@@ -44,20 +46,19 @@ export class PrefillPacing {
 }
 
 /**
- * Lower-band prompt tokens `e` may be prefilling at once. Where its per-step budget is
- * unknown, none (chunked prefill off) or above `perReplica`: `perReplica`, which bounds
- * what one step prefills beside a first-band request. Where its own budget is known and
- * within that, the engine bounds each step, but not the prompts admitted ahead of a
- * first-band arrival, which waits a step for each budget's worth of them: a flood meeting
- * 56 free slots per engine put as many 1,400–1,900-token prompts in each at once, and
- * platinum waited ~11 steps (p99 420–600 ms, 25 alone, in the admission bench). Twice
- * the engine's budget: one step's prefill under way and the next one's already there,
- * so the engine never waits for a first token to travel back through the gateway (paced
- * at once its budget, bronze lost 30–60 % of its throughput to that).
+ * Lower-band prompt tokens `e` may be prefilling at once: `perReplica`, or twice its own
+ * per-step budget where that is smaller. A first-band prompt arriving waits for the
+ * step under way and shares the next with what is queued: with the step budget left to
+ * the engine, a flood meeting 56 free slots per engine put as many 1,400–1,900-token
+ * prompts in each at once, and platinum waited ~11 steps (p99 420–600 ms, 25 alone, in
+ * the admission bench). Twice a small budget: one step's prefill under way and the
+ * next one's already there, so the engine never waits for a first token to travel back
+ * through the gateway. Where its budget is unknown or none (chunked prefill off), the
+ * engine prefills all it admits in one step, and `perReplica` bounds that step.
  */
 export function pacingBudget(e: Pick<EndpointState, 'stepBudget'>, perReplica: number): number {
   const own = e.stepBudget;
-  return own === null || own === 0 || own > perReplica ? perReplica : 2 * own;
+  return own === null || own === 0 ? perReplica : Math.min(perReplica, 2 * own);
 }
 
 /**

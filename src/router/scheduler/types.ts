@@ -17,7 +17,11 @@ export interface RouteRequest {
   readonly room?: RoomQuery | null;
   /** Set for a request of a lower admission band: it keeps off replicas prefilling a first-band prompt sent within this many ms (`keepClearOfFirstBand`). */
   readonly firstBandGateMs?: number | null;
-  /** Set for a prefill-paced lower-band request: it goes to a replica with the fewest such prompt tokens awaiting a first token (`keepLeastPrefilling`). */
+  /**
+   * Set for a prefill-paced lower-band request while a first band is in use, unless an
+   * engine is taken to hold its prompt's head: it goes to a replica with the fewest such
+   * prompt tokens awaiting a first token (`keepLeastPrefilling`).
+   */
   readonly prefillTokens?: number;
 }
 
