@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from '../../support/uvu.js';
+import { until } from '../../support/until.js';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { groupAlive, parseProcStat, signalGroup, type ShardRecord } from '../../../src/agent/supervisor/index.js';
@@ -79,7 +80,10 @@ spec('ranks start leader first: a worker waits for the rendezvous, then joins an
   const leader = ctx.h.status('rank0')!;
   assert.equal(leader.processes.map((p) => p.role), ['sidecar', 'engine']);
   assert.equal(await models(httpPort), ['llama-3.1-8b']);
-  assert.match(readFileSync(join(ctx.h.stateDir, 'rank1.log'), 'utf8'), `fake ray worker joined 127.0.0.1:${leaderPort}`);
+  // Ready means up for the settle time, which a process slow to start (a loaded host) can
+  // reach before its first line is through the output log: wait for the line itself.
+  const log = join(ctx.h.stateDir, 'rank1.log');
+  await until(() => existsSync(log) && readFileSync(log, 'utf8').includes(`fake ray worker joined 127.0.0.1:${leaderPort}`), 'the worker joining its leader, in its log');
 });
 
 spec('a sidecar that dies fails the shard whole: its engine is stopped before the failure is reported', async (ctx) => {
