@@ -54,6 +54,19 @@
 // So once no engine holds far more than its share (ring 2's 7, or 9 beside the hot tenant),
 // placement did not move the p90. What sets it there was not isolated; the likeliest part
 // is warm turns sharing a step with another turn's cold prefill.
+//
+// Tried against that and dropped, one interleaved round per Zipf load (ring 0 and llmgw):
+// a prefix score net of the prefill each engine was sent and had not begun answering (the
+// cost a KV-aware router such as Dynamo's minimises), so that a turn leaves its history
+// for an engine holding only its system prompt while the first has a cold prompt to
+// prefill. It moved 2–39 conversations a run, the hit rate fell 0.3–1.5 points, and the
+// engines' mean TTFT rose 0.3–0.5 ms on every load (22.5 / 22.2, 23.2 / 22.7, 22.1 / 21.8
+// against the build before); p90 37.3 / 39.9, 41.2 / 36.0, 39.4 / 35.2. In the build
+// before's runs the engines' mean TTFT was the hash's within 0.8 ms either way, while
+// llmgw's path (client TTFT less engine TTFT) was 0.2–2.1 ms longer and its CPU per
+// request 0.9–1.7 ms more than the bare proxy's: at equal hit rates what is left is the
+// gateway's own work on 2 shared cores, and ring 0 itself read 34.0 and 39.2 ms p90 on
+// zipf-0.8 in two runs.
 
 import { fmtNum, fmtRatio, listFromEnv, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
