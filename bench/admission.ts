@@ -22,7 +22,7 @@
 // the whole answer (96 streamed tokens) `vllm short`'s alone p99 went from 24–35 ms to
 // 38–92 ms.
 //
-// The last whole matrices, one run each of two builds in one session (load average 1.2
+// The round before's whole matrices, one run each of two builds in one session (load average 1.2
 // before, 2.8 after; every queued bronze request completed in all of them): the build
 // before this round (prefill paced per model at twice a known step budget, 16384 tokens
 // per replica against vLLM's default 8192) → this build (paced per replica at 4096, only
@@ -58,7 +58,29 @@
 // the engine in the oracle, so on a host that adds less the same step costs more of it
 // (the oracle's figures below).
 //
-// This round: prefill pacing counted per model let two prompts go to one engine while the
+// This round, the same build's whole matrix again, in another session (load average 1.5
+// before): platinum within 1.5× over the floor in 35 of 38 runs (26 in the matrix above),
+// bronze 0.62–1.0 of off (under 0.7 only in `batch 256 varied` platinum-first), every
+// queued bronze request completed. One matrix's count moves by ~10 runs between sessions.
+//
+// Tried and not adopted: prefill recall. A first-band request sent to a replica would
+// also take back, free slots or not, the lower-band requests there whose long prompts
+// (≥ 512 tokens) had no first token yet — every one, or all but the oldest (most likely in
+// the step under way, which taking it back would not shorten). Four interleaved rounds
+// against the build before, medians over the runs of each round, over twin p99 in ms and
+// bronze vs off; `vllm long, engine priority` (where recall never acts) the control:
+//   whole matrix, every one:       53.5 → 42.1   bronze 0.89 → 0.82   control 52.7 → 48.3
+//   long cells, every one / all
+//     but the oldest:              62.0 → 48.8 / 45.4   0.92 → 0.81 / 0.84   61.3 → 43.2 / 57.0
+//   long and batch cells, oldest
+//     kept:                        68.3 → 52.0   0.89 → 0.78 (6 runs under 0.7, 3 before)   50.1 → 29.9
+//   `vllm long` cells, run first:  74.2 → 38.3   0.91 → 0.81          69.1 → 36.7
+// Bronze fell in every round, by 0.04–0.11 of off, 80–200 requests taken back a run; the
+// platinum gain was no larger than the control's, which nothing in the change can reach,
+// in two of the four rounds. So the one consistent effect was the cost, and the platinum
+// figures of a single round move by as much as the change claimed.
+//
+// The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
 // per replica now (`EndpointState.lowerPrefilling`, the scheduler's `keepLeastPrefilling`).
 // With `prefill_tokens_per_replica: 2048`, one run each: bronze in `vllm long, speed 1`
@@ -77,7 +99,7 @@
 // first 31–80 (42) against 28–80 (48), bronze 0.75–0.97 against 0.77–0.96; within one
 // run's spread, so the rule stands on what it saves batch-only fleets.
 //
-// The round before: the admission-bound suite's oracle, reacting 1–2 ms late as a router across
+// Two rounds before: the admission-bound suite's oracle, reacting 1–2 ms late as a router across
 // a network does, met both budgets in `vllm long` only with a gate (no lower-band prompt
 // sent to an engine while a platinum one there has had no first token) and one long
 // prompt prefilling at a time (P=2048). llmgw gates since, for at most twice its fastest
