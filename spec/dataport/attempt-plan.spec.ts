@@ -121,7 +121,11 @@ test('a retry gives its slot back once its answer begins, not when its stream en
   assert.equal(budget.inFlight, { requests: 0, retries: 0 });
 });
 
-test('a first-band request goes to the replica with the most room, engines of unknown size counted against admission\'s adaptive limit', () => {
+/**
+ * Two replicas behind admission, the batch profile, and a weight scorer that prefers e0
+ * by far, so that whatever sends a request to e1 is the rule under test.
+ */
+function withAdmission() {
   const { table, eps } = tableOf(2, (i) => ({ weight: i === 0 ? 100 : 1 }));
   const prefixIndex = new PrefixIndex(100);
   const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
@@ -129,6 +133,11 @@ test('a first-band request goes to the replica with the most room, engines of un
   const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission };
   const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
   const deps = { table, scheduler: new Scheduler(), prefixIndex, budget: new RetryBudget(20, 3), maxAttempts: 3 };
+  return { eps, admission, route, record, deps, profile };
+}
+
+test('a first-band request goes to the replica with the most room, engines of unknown size counted against admission\'s adaptive limit', () => {
+  const { eps, admission, route, record, deps, profile } = withAdmission();
   // The weight scorer outweighs one request more in flight; the adaptive limit starts at 4.
   eps[0]!.inflight = 2;
   eps[1]!.inflight = 1;
@@ -145,13 +154,7 @@ test('a first-band request goes to the replica with the most room, engines of un
 });
 
 test('a paced lower-band prompt goes where the fewest such tokens await a first token, while a first band is in use and no engine holds its head', () => {
-  const { table, eps } = tableOf(2, (i) => ({ weight: i === 0 ? 100 : 1 }));
-  const prefixIndex = new PrefixIndex(100);
-  const profile = buildProfiles([], createScorers({ staleAfterMs: 5_000, kvCeiling: 0.9, prefixIndex })).get('batch')!;
-  const admission = new Admission('m', table, ADMISSION, 5_000);
-  const route: ModelRoute = { entry: { name: 'm', aliases: [], fallbacks: [], streamFromEngine: true }, chain: ['m'], profile, admission };
-  const record = { id: 'r', attempts: 0, scheduleMicros: 0, endpoint: null, modelServed: null, fallback: false } as unknown as UsageRecord;
-  const deps = { table, scheduler: new Scheduler(), prefixIndex, budget: new RetryBudget(20, 3), maxAttempts: 3 };
+  const { eps, admission, route, record, deps, profile } = withAdmission();
   // The weight scorer sends everything to e0, where one paced prompt awaits its first token.
   eps[0]!.lowerPrefilling = 1_500;
   const pick = (now: number, headCached = false): { id: string; counted: number } => {
