@@ -114,24 +114,41 @@ test('a limit that holds nothing back does not grow: an interactive client alone
   assert.is(l.limit, 6, 'slow samples shrink it, whatever waits');
 });
 
-test('a collected first token acknowledges in slow start only, when fast: the limit grows by its replica share', () => {
+test('a collected first token acknowledges in slow start, when fast: the limit grows by its replica share', () => {
   const l = new AdaptiveLimit();
-  l.acked(20, 1_000, true, 1);
+  l.acked(20, 1_000, true, 1, false, 0);
   assert.is(l.limit, 4, 'no interactive baseline yet: nothing to judge it against');
   l.sample(20, 0, 0, 1_000, true, 1, 1);
   assert.is(l.limit, 5);
-  for (let i = 0; i < 12; i++) l.acked(30, 1_000, true, 0.5);
+  for (let i = 0; i < 12; i++) l.acked(30, 1_000, true, 0.5, false, i);
   assert.is(l.limit, 8, 'twelve fast acknowledgements on two replicas: three more per replica, half a request each');
-  l.acked(500, 1_000, true, 1);
+  l.acked(500, 1_000, true, 1, false, 20);
   assert.is(l.limit, 8, 'a slow one (a long batch prompt, or queueing) neither grows nor shrinks it');
-  l.acked(20, 1_000, false, 1);
-  l.acked(20, 3, true, 1);
+  l.acked(20, 1_000, false, 1, false, 21);
+  l.acked(20, 3, true, 1, false, 22);
   assert.is(l.limit, 8, 'nor does a fast one while the limit holds nothing back');
-  l.sample(300, 10, 10, 1_000, true, 1, 1);
-  l.sample(300, 11, 11, 1_000, true, 1, 1);
+  l.sample(300, 10, 30, 1_000, true, 1, 1);
+  l.sample(300, 11, 31, 1_000, true, 1, 1);
   assert.is(l.limit, 6, 'slow interactive first tokens end slow start (6.4)');
-  for (let i = 0; i < 10; i++) l.acked(20, 1_000, true, 1);
-  assert.is(l.limit, 6, 'past slow start, only the interactive first tokens move it');
+  for (let i = 0; i < 10; i++) l.acked(20, 1_000, true, 1, false, 100 + 40 * i);
+  assert.is(l.limit, 6, 'past slow start, with first-band requests in flight, only their first tokens move it');
+});
+
+test('past slow start, with no first-band request in flight, fast acknowledgements grow the limit by one per round trip', () => {
+  const l = new AdaptiveLimit();
+  for (let i = 0; i < 80; i++) l.sample(20, i, i, 1_000, true, 1, 80);
+  l.sample(300, 100, 100, 1_000, true, 1, 80);
+  l.sample(300, 101, 101, 1_000, true, 1, 80);
+  assert.is(l.limit, 67, 'slow start ended at a fifth off 84 (67.2)');
+  // The interactive client has left; the batch job's answers are all that is seen.
+  for (let i = 1; i <= 100; i++) l.acked(25, 1_000, true, 1, true, 101 + 21 * i);
+  assert.is(l.limit, 167, 'a hundred fast acknowledgements a round trip apart: a hundred more');
+  for (let i = 1; i <= 100; i++) l.acked(25, 1_000, true, 1, true, 2_201 + i);
+  assert.is(l.limit, 172, 'a hundred 1 ms apart: five round trips, five more');
+  l.acked(500, 1_000, true, 1, true, 3_000);
+  l.acked(20, 1_000, false, 1, true, 3_100);
+  l.acked(20, 50, true, 1, true, 3_200);
+  assert.is(l.limit, 172, 'not on a slow one, nor while it holds nothing back or is far from used');
 });
 
 test('engaged before any sample, the limit starts at what the lower bands already run', () => {

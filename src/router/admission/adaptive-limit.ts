@@ -102,11 +102,18 @@ export class AdaptiveLimit {
     }
     this.slowInARow = 0;
     if (!held || inUse < this.value * IN_USE) return;
-    // Past slow start, one more per round trip (the idle first token's time), counted in
-    // time: first tokens are seen only for streamed requests, often a few among a batch
-    // job's, and at one more per limit's worth of them a limit of 100 grew by one every
-    // few seconds.
-    const step = this.slowStart ? share : Math.min(1, (now - this.lastGrowthAt) / Math.max(1, this.baseline));
+    if (this.slowStart) this.value = Math.min(MAX, this.value + share);
+    else this.growPerRoundTrip(now);
+  }
+
+  /**
+   * Past slow start, one more per round trip (the idle first token's time), counted in
+   * time: first tokens are seen only for streamed requests, often a few among a batch
+   * job's, and at one more per limit's worth of them a limit of 100 grew by one every
+   * few seconds.
+   */
+  private growPerRoundTrip(now: number): void {
+    const step = Math.min(1, (now - this.lastGrowthAt) / Math.max(1, this.baseline));
     this.lastGrowthAt = now;
     this.value = Math.min(MAX, this.value + step);
   }
@@ -114,20 +121,27 @@ export class AdaptiveLimit {
   /**
    * A request whose answer the router collects (a batch job's usual shape) had its first
    * token `ttftMs` after admission; `share`: one over the replicas taking traffic, as the
-   * limit is per replica and each replica's requests acknowledge only its own. In slow
-   * start a fast one grows the limit (by ACK_GROWTH) — TCP's window grows with each
-   * acknowledgement, and a batch job's own requests are the bulk of what the limit
-   * governs: grown on the interactive client's first tokens alone (~20 a second), the
-   * limit found ~100 of an engine's 256 slots in a 5 s flood, and held there after the
-   * last interactive request, as nothing sampled it. A slow one says nothing: a batch
-   * prompt may be long, and its prefill reads against the interactive baseline as
-   * queueing (so neither does it shrink the limit nor, past slow start, grow it: the
-   * interactive requests a queue would delay are the ones that must say so).
+   * limit is per replica and each replica's requests acknowledge only its own;
+   * `firstBandIdle`: no first-band request is in flight. In slow start a fast one grows
+   * the limit (by ACK_GROWTH) — TCP's window grows with each acknowledgement, and a batch
+   * job's own requests are the bulk of what the limit governs: grown on the interactive
+   * client's first tokens alone (~20 a second), the limit found ~100 of an engine's 256
+   * slots in a 5 s flood, and held there after the last interactive request, as nothing
+   * sampled it. Past slow start a fast one grows it by one per round trip, as a streamed
+   * one does, but only while no first-band request is in flight: those are the samples
+   * that judge it then. Without, the limit stood for the minute lower bands stay held
+   * after the last first-band request (traced in the admission bench, `batch 256 varied`
+   * platinum-first: 84 of 256 in flight for 15 s with nothing waiting in the engine,
+   * bronze 0.54 of off). A slow one says nothing: a batch prompt may be long, and its
+   * prefill reads against the interactive baseline as queueing (so neither does it
+   * shrink the limit nor, past slow start, grow it: the interactive requests a queue
+   * would delay are the ones that must say so).
    */
-  acked(ttftMs: number, inUse: number, held: boolean, share: number): void {
-    if (!this.slowStart || this.baseline === Infinity || ttftMs > this.baseline * TOLERANCE + SLACK_MS) return;
+  acked(ttftMs: number, inUse: number, held: boolean, share: number, firstBandIdle: boolean, now: number): void {
+    if (this.baseline === Infinity || ttftMs > this.baseline * TOLERANCE + SLACK_MS) return;
     if (!held || inUse < this.value * IN_USE) return;
-    this.value = Math.min(MAX, this.value + share * ACK_GROWTH);
+    if (this.slowStart) this.value = Math.min(MAX, this.value + share * ACK_GROWTH);
+    else if (firstBandIdle) this.growPerRoundTrip(now);
   }
 
   /**

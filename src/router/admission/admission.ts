@@ -276,8 +276,8 @@ export class Admission {
    * @internal Permit: a request admitted at `admittedAt` had its first token now, seen
    * as it came. Only a streamed one is a full sample of the adaptive limit, whose
    * baseline is interactive traffic's: a batch job's long prompts, collected, read
-   * against it as queueing. A collected one can only acknowledge, in slow start
-   * (`adaptive-limit.ts`).
+   * against it as queueing. A collected one can only acknowledge: in slow start, or while
+   * no first-band request is in flight to sample it (`adaptive-limit.ts`).
    */
   firstToken(admittedAt: number, now: number, seen: FirstTokenSeen): void {
     const ttft = now - admittedAt;
@@ -286,7 +286,7 @@ export class Admission {
     if (seen === 'streamed') this.limit.sample(ttft, admittedAt, now, most, this.lowerBandsQueued(), share, lower);
     // An engine seen queueing may be full whatever its other requests' first tokens say:
     // acknowledgements from those that got a slot would grow the limit past its batch.
-    else if (!queueing) this.limit.acked(ttft, most, this.lowerBandsQueued(), share);
+    else if (!queueing) this.limit.acked(ttft, most, this.lowerBandsQueued(), share, this.topInflight === 0, now);
     this.streamedTtftMs = this.streamedTtftMs === null ? ttft : this.streamedTtftMs + (ttft - this.streamedTtftMs) * TTFT_SMOOTHING;
   }
 
