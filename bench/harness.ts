@@ -21,6 +21,30 @@ export function listFromEnv(name: string, separator: string): string[] | undefin
   return words === undefined || words.length === 0 ? undefined : words;
 }
 
+/**
+ * A count from the environment variable `name`: a whole number, 1 or more; `fallback`
+ * where it is unset or empty. `what` says what it counts, for the error.
+ */
+export function countFromEnv(name: string, fallback: number, what: string): number {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name}: ${what}, a whole number of 1 or more, not '${raw}'`);
+  return n;
+}
+
+/** The median of `xs`, a run that measured nothing (NaN) counting as the worst (highest). */
+export function median(xs: readonly number[]): number {
+  const v = xs.map((x) => (Number.isNaN(x) ? Infinity : x)).sort((a, b) => a - b);
+  const mid = v.length >> 1;
+  return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+/** The median of repeated runs' figures, formatted by `fmt`, with their min–max beside it. */
+export function fmtSpread(xs: readonly number[], fmt: (x: number) => string): string {
+  return `${fmt(median(xs))} (${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))})`;
+}
+
 export function machineInfo(): string[] {
   const cpus = os.cpus();
   return [
