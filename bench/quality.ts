@@ -67,6 +67,19 @@
 // request 0.9–1.7 ms more than the bare proxy's: at equal hit rates what is left is the
 // gateway's own work on 2 shared cores, and ring 0 itself read 34.0 and 39.2 ms p90 on
 // zipf-0.8 in two runs.
+//
+// The Zipf loads three times over (BENCH_QUALITY_REPEAT=3, three rings, load average 1.3
+// before), medians (min–max), p90 ms, llmgw against each pass's median ring: zipf-0.8
+// 38.4 (37.2–42.7) against 35.9 (34.7–36.2), zipf-1.2 37.3 (37.0–38.9) against 39.0
+// (37.3–45.5), zipf-1.6 38.6 (38.0–39.1) against 36.7 (36.6–37.4): a miss of 2–2.5 ms on
+// two loads that holds over the repeats, a pass on one. The engines' mean TTFT under
+// llmgw was 21.7–22.8 ms, the median rings' 22.0–25.7; llmgw's path 6.3–8.0 ms against
+// 5.2–8.5, its CPU per request 5.9–6.7 ms against 4.2–5.9. A CPU profile of one zipf-1.2
+// run (1,261 requests): llmgw's main thread busy 4.35 s against the proxy's 2.90 s, writev
+// about equal (1.22 / 1.32 s), the rest spread thin — GC 200 ms against 83, stream
+// plumbing 200 against 106, startup ~0.4 s, attempt, usage tap, admission and postMessage
+// 50–85 ms each — and its worker thread 0.84 s more. What is left against the hash is the
+// gateway's CPU per request, not where it sends the turns.
 
 import { countFromEnv, fmtNum, fmtRatio, fmtSpread, listFromEnv, median, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
