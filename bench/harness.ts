@@ -22,14 +22,14 @@ export function listFromEnv(name: string, separator: string): string[] | undefin
 }
 
 /**
- * A count from the environment variable `name`: a whole number, 1 or more; `fallback`
- * where it is unset or empty. `what` says what it counts, for the error.
+ * A count from the environment variable `name`: a whole number, `min` (1) or more;
+ * `fallback` where it is unset or empty. `what` says what it counts, for the error.
  */
-export function countFromEnv(name: string, fallback: number, what: string): number {
+export function countFromEnv(name: string, fallback: number, what: string, min = 1): number {
   const raw = process.env[name]?.trim();
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name}: ${what}, a whole number of 1 or more, not '${raw}'`);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name}: ${what}, a whole number of ${min} or more, not '${raw}'`);
   return n;
 }
 

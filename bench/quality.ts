@@ -80,6 +80,23 @@
 // plumbing 200 against 106, startup ~0.4 s, attempt, usage tap, admission and postMessage
 // 50–85 ms each — and its worker thread 0.84 s more. What is left against the hash is the
 // gateway's CPU per request, not where it sends the turns.
+//
+// Checked by breaking the baseline on purpose (BENCH_QUALITY_BURN_US=1500: ring 0
+// spinning 1.5 ms of CPU per request, about llmgw's extra), three passes of zipf-0.8 and
+// zipf-1.6, p90 medians (min–max): ring 0 33.7 (33.3–34.0) and 36.1 (35.9–37.3), ring 0
+// burning 36.1 (35.8–41.0) and 41.8 (40.7–42.3), llmgw 37.7 (34.7–44.3) and 41.7
+// (38.2–44.5). The same placement at llmgw's CPU reads llmgw's p90, at the same engine
+// TTFT (22.0–22.7 ms for all three): on 2 shared cores ~1.3 ms more CPU a request costs
+// 2.5–6 ms of p90. Per thread, from /proc over one zipf-1.2 run after start-up (631
+// requests): the proxy's main thread 2.3–2.9 s and V8's helper threads ~0.5 s; llmgw's
+// main thread 2.8–3.3 s, its worker (pollers, accounting) 0.2–0.3 s, helpers 0.6–0.8 s.
+// A CPU profile by sample count (on-CPU time; the wall-clock deltas read before count
+// time descheduled too) puts the main thread's extra in many small places — promise
+// resumes and microtasks, request validation, prefix hashing, the usage tap, admission,
+// postMessage — none over ~10% of it; the socket writes are equal. Relaying each chunk
+// through 'data' events instead of the body's async iterator saves ~2 µs a chunk (~60 µs
+// a 33-chunk answer, a microbench): not the lever. The refresh scrapes between polls
+// were 49 in a run: not one either.
 
 import { countFromEnv, fmtNum, fmtRatio, fmtSpread, listFromEnv, median, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
@@ -203,9 +220,9 @@ interface Policy {
 const here = (rel: string): string => new URL(rel, import.meta.url).pathname;
 
 const proxyPolicy =
-  (policy: 'round-robin' | 'least-inflight' | 'tenant-hash', ring = 0) =>
+  (policy: 'round-robin' | 'least-inflight' | 'tenant-hash', ring = 0, burnUs = 0) =>
   async (engines: readonly RunningSim[]): Promise<{ proc: Launched; url: string }> => {
-    const args = ['--policy', policy, '--tenant-header', TENANT_HEADER, '--ring', String(ring), ...engines.flatMap((e) => ['--upstream', e.url])];
+    const args = ['--policy', policy, '--tenant-header', TENANT_HEADER, '--ring', String(ring), '--burn-us', String(burnUs), ...engines.flatMap((e) => ['--upstream', e.url])];
     const proc = await launchNode(`${policy} proxy`, here('./baselines/proxy.js'), args, /listening on (\S+)$/);
     return { proc, url: proc.match[1]! };
   };
@@ -237,7 +254,15 @@ const LLMGW: Policy = {
     return { proc, url: proc.url };
   },
 };
-const POLICIES: Policy[] = [ROUND_ROBIN, { name: 'least-in-flight proxy', start: proxyPolicy('least-inflight') }, ...TENANT_HASHES, LLMGW];
+/**
+ * BENCH_QUALITY_BURN_US=N adds a calibration: ring 0 of the tenant hash spinning N µs of
+ * CPU on each request before forwarding it (`proxy.ts --burn-us`). Not judged. Set to
+ * llmgw's CPU per request less the bare proxy's, it shows whether what separates llmgw
+ * from the hash is where the turns go or the gateway's own work on the shared cores.
+ */
+const BURN_US = countFromEnv('BENCH_QUALITY_BURN_US', 0, 'µs of CPU the calibration row spends per request', 0);
+const BURNED: Policy | null = BURN_US > 0 ? { name: `tenant-hash proxy, ring 0, +${BURN_US} µs CPU/req`, ring: 0, start: proxyPolicy('tenant-hash', 0, BURN_US) } : null;
+const POLICIES: Policy[] = [ROUND_ROBIN, { name: 'least-in-flight proxy', start: proxyPolicy('least-inflight') }, ...TENANT_HASHES, ...(BURNED ? [BURNED] : []), LLMGW];
 
 interface PolicyResult {
   records: TurnRecord[];
@@ -394,7 +419,7 @@ function report(done: readonly Ran[]): void {
   const rows: TableRow[] = [];
   const notes: string[] = [];
   for (const { case: c, workload, passes } of done) {
-    const splits = new Map(TENANT_HASHES.map((p) => [p, ringSplit(workload, p.ring!)]));
+    const splits = new Map([...TENANT_HASHES, ...(BURNED ? [BURNED] : [])].map((p) => [p, ringSplit(workload, p.ring!)]));
     const busiest = [...splits.values()].map((x) => x.busiestTurns);
     passes.forEach((results, pass) => {
       const { figures, medianRing } = passFigures(results);
@@ -463,6 +488,7 @@ function report(done: readonly Ran[]): void {
       '  of affinity; llmgw ignores the header and must infer the tenant from the prompt. Run on each of',
       `  ${HASH_RINGS} ring${HASH_RINGS === 1 ? '' : 's'} (BENCH_QUALITY_HASH_RINGS; in brackets the tenants it places on each engine): which tenants share an`,
       "  engine is the ring's draw. llmgw is compared with the median ring by p90.",
+      ...(BURNED ? [`${BURNED.name}: a calibration, not judged (BENCH_QUALITY_BURN_US): ring 0 spinning that much CPU per request before forwarding.`] : []),
       '×: llmgw against the tenant hash and round-robin (other / llmgw for TTFT, llmgw / other for goodput: above 1 is better for llmgw).',
       `budget (llmgw), against the median ring: p90 ≤ hash on every Zipf load; p90 ≥ ${OVERLOAD_P90_GAIN}× better than hash where the hot tenant exceeds an engine;`,
       `  on uniform tenants p90 ≤ ${UNIFORM_P90_SLACK}× hash and goodput ≥ ${UNIFORM_GOODPUT_GAIN}× round-robin. ✗ names what was missed.`,
@@ -484,7 +510,7 @@ function printMedians(done: readonly Ran[]): void {
   const rows: TableRow[] = done.map(({ case: c, passes }) => {
     const each = passes.map((results) => {
       const { figures, medianRing } = passFigures(results);
-      return { gw: figures.get(LLMGW)!, hash: figures.get(medianRing)!, rr: figures.get(ROUND_ROBIN)! };
+      return { gw: figures.get(LLMGW)!, hash: figures.get(medianRing)!, rr: figures.get(ROUND_ROBIN)!, burned: BURNED ? figures.get(BURNED)! : null };
     });
     type Pass = (typeof each)[number];
     const of = (pick: (x: Pass) => number) => each.map(pick);
@@ -500,10 +526,11 @@ function printMedians(done: readonly Ran[]): void {
       fmtSpread(of((x) => x.hash.ttft.p90 / x.gw.ttft.p90), fmtRatio),
       fmtSpread(of((x) => x.gw.goodput / x.rr.goodput), fmtRatio),
       misses(c.budget, judged((x) => x.gw), judged((x) => x.hash), judged((x) => x.rr)),
+      ...(BURNED ? [fmtSpread(of((x) => x.burned!.ttft.p90), fmtNum)] : []),
     ];
   });
   console.log(`\nMedians over ${REPEAT} passes (min–max):`);
-  printTable(['workload', 'llmgw p90 ms', 'median ring p90 ms', '×hash p90', '×rr good', 'budget (medians)'], rows);
+  printTable(['workload', 'llmgw p90 ms', 'median ring p90 ms', '×hash p90', '×rr good', 'budget (medians)', ...(BURNED ? [`ring 0 +${BURN_US} µs p90 ms`] : [])], rows);
 }
 
 /**

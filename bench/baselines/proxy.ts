@@ -1,6 +1,6 @@
 // A bare Node + undici reverse proxy, run as its own process:
 //
-//   node dist/bench/baselines/proxy.js --policy round-robin|least-inflight|tenant-hash [--tenant-header NAME] [--ring N] --upstream URL [--upstream URL ...]
+//   node dist/bench/baselines/proxy.js --policy round-robin|least-inflight|tenant-hash [--tenant-header NAME] [--ring N] [--burn-us N] --upstream URL [--upstream URL ...]
 //
 // It prints `proxy listening on URL` when ready. It does only what any gateway must:
 // read the body, JSON.parse it (a gateway has to read `model`), pick an upstream, stream
@@ -16,6 +16,12 @@
 //   of a tenant meets that tenant's cached prefix. A request without the header goes
 //   round-robin. `--ring N` salts the ring's point names (`positionName`): the same
 //   balancer, another draw of which tenants share an engine.
+//
+// `--burn-us N` spins N µs of CPU on each request before it is forwarded: a calibration,
+// not a policy. A proxy that does as little as this one is cheaper per request than any
+// real gateway, and on the quality suite's 2 shared cores that CPU is taken from the
+// engines and the client; the tenant hash burning a gateway's extra CPU shows what its
+// placement is worth at that cost.
 
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +42,7 @@ const { values } = parseArgs({
     policy: { type: 'string', default: 'round-robin' },
     'tenant-header': { type: 'string', default: 'x-tenant' },
     ring: { type: 'string', default: '0' },
+    'burn-us': { type: 'string', default: '0' },
     upstream: { type: 'string', multiple: true },
   },
 });
@@ -46,6 +53,8 @@ if (policy !== 'round-robin' && policy !== 'least-inflight' && policy !== 'tenan
 const tenantHeader = values['tenant-header'].toLowerCase();
 const ringSalt = Number(values.ring);
 if (!Number.isInteger(ringSalt) || ringSalt < 0) throw new Error(`--ring must be a whole number ≥ 0, not '${values.ring}'`);
+const burnMs = Number(values['burn-us']) / 1000;
+if (!(burnMs >= 0)) throw new Error(`--burn-us must be a number ≥ 0, not '${values['burn-us']}'`);
 const upstreams: Upstream[] = (values.upstream ?? []).map((url) => ({
   url,
   pool: new Pool(url, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
@@ -68,6 +77,12 @@ function pick(tenant: string | undefined): Upstream {
   return best;
 }
 
+/** Spins the CPU for `ms` (`--burn-us`). */
+function burn(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
@@ -86,6 +101,7 @@ const server = createServer({ noDelay: true }, (req, res) => {
         return;
       }
     }
+    if (burnMs > 0) burn(burnMs);
     const tenant = req.headers[tenantHeader];
     const up = pick(typeof tenant === 'string' ? tenant : undefined);
     const abort = new AbortController();
