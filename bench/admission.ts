@@ -111,6 +111,29 @@
 // token to the next prompt's arrival, as TCP sizes a window by bandwidth × delay — would
 // follow the engine rather than a token count; not built.
 //
+// The host-bound cells traced (access log; one run each at `prefill_tokens_per_replica`
+// 4096, 512 and 256): at 4096, every platinum request in flight as the flood began
+// (~1,000 bronze arrivals in its first 350 ms; platinum sent 170–340 ms in) had its first
+// token in the same ms, 145–290 ms late, and again at the flood's second burst 3.3 s in.
+// A wave of up to 256 sixteen-token prompts (~4,000 tokens, within the budget) is one
+// ~300 ms prefill step on an engine that prefills ~13 tokens a ms (its 300 µs a token at
+// speed 4), where vLLM at the same speed does 232. Over twin p99, `size configured`
+// platinum-first / bronze-first: 218 / 251 ms at 4096, 108 / 79 at 512, 64 / 57 at 256;
+// the learnt cell's bronze-first 560 / 79 / 68; bronze 0.79–0.97 of off, the same at
+// every budget (0.79–0.81 only in the learnt cell platinum-first).
+// So the misses there are the token budget, which is a time only at one engine's rate.
+// Tried and not adopted (kept on the branch `prefill-time-budget`): the budget also held
+// to 25 ms at each engine's rate, measured as the most a paced wave of ≥1,024 tokens
+// showed over its first chunk less the engine's idle first chunk. One interleaved round
+// against the build before: the host-bound cells no better (over twin p99 235 / 236 ms
+// against 212 / 233) — the onset's first wave goes before any rate is measured — and
+// `batch 256 varied` platinum-first bronze 0.64 against 0.78: the rate read 40 tokens a
+// ms against the engine's 116, the host's and the decode steps' time in the
+// denominator, and a budget fallen under the minimum wave was never measured again. A
+// rate read from the time to first token needs the host's part taken out (a regression
+// over waves of different sizes, or the engine's own prefill-time metrics), and a
+// budget for the first wave before any measurement.
+//
 // The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
 // per replica now (`EndpointState.lowerPrefilling`, the scheduler's `keepLeastPrefilling`).

@@ -85,11 +85,12 @@
 // spinning 1.5 ms of CPU per request, about llmgw's extra), three passes of zipf-0.8 and
 // zipf-1.6, p90 medians (min–max): ring 0 33.7 (33.3–34.0) and 36.1 (35.9–37.3), ring 0
 // burning 36.1 (35.8–41.0) and 41.8 (40.7–42.3), llmgw 37.7 (34.7–44.3) and 41.7
-// (38.2–44.5). The same placement at llmgw's CPU reads llmgw's p90, at the same engine
-// TTFT (22.0–22.7 ms for all three): on 2 shared cores ~1.3 ms more CPU a request costs
-// 2.5–6 ms of p90. Per thread, from /proc over one zipf-1.2 run after start-up (631
-// requests): the proxy's main thread 2.3–2.9 s and V8's helper threads ~0.5 s; llmgw's
-// main thread 2.8–3.3 s, its worker (pollers, accounting) 0.2–0.3 s, helpers 0.6–0.8 s.
+// (38.2–44.5); zipf-1.2, ring 0 alone, two passes: 32.1, 36.0 and 35.9. The same
+// placement at llmgw's CPU reads llmgw's p90, at the same engine TTFT (21.9–22.7 ms):
+// on 2 shared cores ~1.3 ms more CPU a request costs 2.5–6 ms of p90. Per thread, from
+// /proc over one zipf-1.2 run after start-up (631 requests, four runs): the proxy's main
+// thread 2.3–2.9 s and V8's helper threads ~0.5 s; llmgw's main thread 2.8–3.3 s, its
+// worker (pollers, accounting) 0.2–0.3 s, helpers 0.6–0.8 s.
 // A CPU profile by sample count (on-CPU time; the wall-clock deltas read before count
 // time descheduled too) puts the main thread's extra in many small places — promise
 // resumes and microtasks, request validation, prefix hashing, the usage tap, admission,
