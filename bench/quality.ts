@@ -277,6 +277,8 @@ interface PolicyResult {
   engineTtftMs: number;
   /** CPU the proxy or llmgw used over the run (all its threads), ms; null without /proc. */
   frontCpuMs: number | null;
+  /** Of that, its main thread's (`cpuMs`'s 'main'). */
+  frontMainCpuMs: number | null;
 }
 
 async function run(): Promise<void> {
@@ -318,6 +320,7 @@ async function runPolicy(policy: Policy, workload: ChatWorkload, c: WorkloadCase
     const counters = [PREFIX_HITS, PREFIX_QUERIES, PREEMPTIONS, ENGINE_TTFT_SUM, ENGINE_TTFT_COUNT];
     const before = await Promise.all(engines.map((e) => scrapeCounters(e.url, counters)));
     const cpuBefore = cpuMs(front.proc.pid);
+    const mainBefore = cpuMs(front.proc.pid, 'main');
 
     const client = new LoadClient(front.url, 1_024);
     const records: TurnRecord[] = [];
@@ -329,6 +332,7 @@ async function runPolicy(policy: Policy, workload: ChatWorkload, c: WorkloadCase
     }
     assertAlive(procs);
     const cpuAfter = cpuMs(front.proc.pid);
+    const mainAfter = cpuMs(front.proc.pid, 'main');
 
     const after = await Promise.all(engines.map((e) => scrapeCounters(e.url, counters)));
     const delta = (name: string): number => after.reduce((sum, m, i) => sum + m.get(name)! - before[i]!.get(name)!, 0);
@@ -343,6 +347,7 @@ async function runPolicy(policy: Policy, workload: ChatWorkload, c: WorkloadCase
       preemptions: delta(PREEMPTIONS),
       engineTtftMs: (delta(ENGINE_TTFT_SUM) * 1000) / delta(ENGINE_TTFT_COUNT),
       frontCpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
+      frontMainCpuMs: mainBefore === null || mainAfter === null ? null : mainAfter - mainBefore,
     };
   } finally {
     await stopAll(procs);
@@ -363,6 +368,8 @@ interface Figures {
   ttftMean: number;
   /** The proxy's (or llmgw's) CPU per completed request, ms. */
   cpuPerRequest: number | null;
+  /** Of that, its main thread's. */
+  mainCpuPerRequest: number | null;
 }
 
 function figuresOf(r: PolicyResult): Figures {
@@ -378,6 +385,7 @@ function figuresOf(r: PolicyResult): Figures {
     moves: movesOf(ok),
     ttftMean: ok.reduce((sum, x) => sum + x.sample.ttftMs, 0) / ok.length,
     cpuPerRequest: r.frontCpuMs === null ? null : r.frontCpuMs / ok.length,
+    mainCpuPerRequest: r.frontMainCpuMs === null ? null : r.frontMainCpuMs / ok.length,
   };
 }
 
@@ -449,6 +457,7 @@ function report(done: readonly Ran[]): void {
           fmtNum(r.engineTtftMs),
           fmtNum(f.ttftMean - r.engineTtftMs),
           f.cpuPerRequest === null ? '' : fmtNum(f.cpuPerRequest),
+          f.mainCpuPerRequest === null ? '' : fmtNum(f.mainCpuPerRequest),
           isGw ? fmtRatio(hash.ttft.p50 / f.ttft.p50) : '',
           isGw ? fmtRatio(hash.ttft.p90 / f.ttft.p90) : '',
           isGw ? fmtRatio(rr.ttft.p90 / f.ttft.p90) : '',
@@ -472,7 +481,7 @@ function report(done: readonly Ran[]): void {
   );
   console.log('');
   printTable(
-    ['workload / policy', 'TTFT p50 ms', 'p90 ms', 'p99 ms', 'prefix hit', 'moves', 'req/s', 'good/s', 'out tok/s', 'preempt', 'errors', 'engine TTFT', 'path', 'CPU/req', 'gw ×hash p50', '×hash p90', '×rr p90', '×rr good', 'budget'],
+    ['workload / policy', 'TTFT p50 ms', 'p90 ms', 'p99 ms', 'prefix hit', 'moves', 'req/s', 'good/s', 'out tok/s', 'preempt', 'errors', 'engine TTFT', 'path', 'CPU/req', 'main/req', 'gw ×hash p50', '×hash p90', '×rr p90', '×rr good', 'budget'],
     rows,
   );
   console.log(
@@ -484,7 +493,8 @@ function report(done: readonly Ran[]): void {
       "engine TTFT: mean ms from a request's arrival at its engine to its first token, by the engines' own histogram: what scheduling",
       '  decides (queueing, cached prefixes). path: the client\'s mean TTFT less that — the hops through the proxy or llmgw and back,',
       '  and the engines\' HTTP handling. CPU/req: ms of CPU the proxy or llmgw used per completed request (all threads); on 2 shared',
-      '  cores it is taken from the engines and the client too.',
+      "  cores it is taken from the engines and the client too. main/req: of that, the main thread's (JavaScript's, where a request's",
+      "  own work runs); the rest is V8's helper threads (GC, compilers) and llmgw's worker (pollers, accounting).",
       `tenant-hash: a consistent-hash ring (160 virtual nodes per engine) on the ${TENANT_HEADER} header every request carries — an oracle`,
       '  of affinity; llmgw ignores the header and must infer the tenant from the prompt. Run on each of',
       `  ${HASH_RINGS} ring${HASH_RINGS === 1 ? '' : 's'} (BENCH_QUALITY_HASH_RINGS; in brackets the tenants it places on each engine): which tenants share an`,

@@ -181,11 +181,13 @@ export function assertAlive(procs: readonly Launched[]): void {
 /**
  * CPU time (user + system, all its threads) a process has used so far, in ms, from
  * /proc; null where there is none (not Linux). Read before and after a run, it says
- * what a proxy cost per request, which latency alone hides on shared cores.
+ * what a proxy cost per request, which latency alone hides on shared cores. `thread`:
+ * its main thread's alone (JavaScript's, where a request's own work runs), not V8's
+ * helpers (GC, compilers) or worker threads.
  */
-export function cpuMs(pid: number): number | null {
+export function cpuMs(pid: number, thread: 'all' | 'main' = 'all'): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread === 'all' ? `/proc/${pid}/stat` : `/proc/${pid}/task/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces) in brackets: utime, stime are 14th and 15th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
