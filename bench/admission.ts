@@ -892,6 +892,8 @@ interface RunFigures {
   platErrors: number;
   capacity: string;
   recalled: string;
+  /** `prefillText`. */
+  prefill: string;
 }
 
 function figuresOf(r: CellResult, run: OnRun): RunFigures {
@@ -916,7 +918,19 @@ function figuresOf(r: CellResult, run: OnRun): RunFigures {
     platErrors: run.alone.length + run.flood.length - alone.n - during.n,
     capacity: capacityText(run.capacity, run.bronze.startAt, r.cell.sim.maxNumSeqs, r.cell.sizeConfigured === true),
     recalled: run.capacity.recalled === null ? '-' : String(run.capacity.recalled),
+    prefill: prefillText(run.capacity),
   };
+}
+
+/** The prefill rate llmgw had fitted per endpoint at the end, tokens per ms ('-': none yet). */
+function prefillText(seen: CapacitySeen): string {
+  return [...seen.prefill.keys()]
+    .sort()
+    .map((id) => {
+      const rate = seen.prefill.get(id);
+      return rate === null || rate === undefined ? '-' : fmtNum(rate);
+    })
+    .join(' ');
 }
 
 /** What puts a run outside the budget, with platinum judged by `ratio` (raw, or over the floor); empty: within. */
@@ -983,6 +997,7 @@ function printResults(passes: readonly (readonly CellResult[])[]): void {
           fmtRatio(f.bronze),
           f.bronzeLost.length === 0 ? `yes (${f.bronzeOk})` : `no: ${f.bronzeLost.join(', ')}`,
           f.capacity,
+          f.prefill,
           f.recalled,
           verdictText(judged(f.ratio)),
           verdictText(judged(f.overFloor)),
@@ -991,7 +1006,7 @@ function printResults(passes: readonly (readonly CellResult[])[]): void {
     ),
   );
   printTable(
-    ['cell', 'order', ...(repeat > 1 ? ['pass'] : []), 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'over twin p99', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'recalled', 'budget', 'over floor'],
+    ['cell', 'order', ...(repeat > 1 ? ['pass'] : []), 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'over twin p99', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'prefill tok/ms', 'recalled', 'budget', 'over floor'],
     rows,
     2,
   );
@@ -1004,6 +1019,7 @@ function printResults(passes: readonly (readonly CellResult[])[]): void {
       `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
       'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
       'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); "known" where the cell gives it in the config (endpoints[].max_num_seqs); "published" where llmgw read it from the engine (SGLang\'s /server_info).',
+      "prefill tok/ms: per endpoint, the engine's prefill rate llmgw had fitted by the end (`ctl endpoints`), which holds paced prefill to router.admission.prefill_ms_per_replica of it; '-': not known (the slow start held).",
       'recalled: lower-band requests taken back from an engine before their first token to make way for platinum (router.admission.recall), and queued again.',
       `${failing} of ${rows.length} runs outside the budget; ${failingOverFloor} once this machine's floor is taken out.`,
     ].join('\n'),

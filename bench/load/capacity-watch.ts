@@ -10,13 +10,15 @@ export interface CapacitySeen {
   firstAt: Map<string, number>;
   /** Endpoint id → where the capacity came from at the end: engine (published), config, learnt or null. */
   from: Map<string, string | null>;
+  /** Endpoint id → the prefill rate llmgw measured at the end, prompt tokens per ms (null: none yet). */
+  prefill: Map<string, number | null>;
   /** Requests recalled from the model's engines to make way for its first band, over every band (`/admin/v1/admission`); null: not read. */
   recalled: number | null;
 }
 
 /** Polls every `everyMs` until stopped, for the endpoints serving `model`; a failed poll is skipped, the next one tries again. */
 export class CapacityWatch {
-  private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map(), from: new Map(), recalled: null };
+  private readonly seen: CapacitySeen = { final: new Map(), firstAt: new Map(), from: new Map(), prefill: new Map(), recalled: null };
   private stopped = false;
   private readonly loop: Promise<void>;
 
@@ -37,12 +39,13 @@ export class CapacityWatch {
 
   private async poll(): Promise<void> {
     const res = await request(`${this.adminUrl}/admin/v1/endpoints`);
-    const list = (await res.body.json()) as { id: string; models: string[]; batchCapacity: number | null; batchCapacityFrom: string | null }[];
+    const list = (await res.body.json()) as { id: string; models: string[]; batchCapacity: number | null; batchCapacityFrom: string | null; prefillTokensPerMs: number | null }[];
     const now = performance.now();
     for (const e of list) {
       if (!e.models.includes(this.model)) continue;
       this.seen.final.set(e.id, e.batchCapacity);
       this.seen.from.set(e.id, e.batchCapacityFrom);
+      this.seen.prefill.set(e.id, e.prefillTokensPerMs);
       if (e.batchCapacity !== null && !this.seen.firstAt.has(e.id)) this.seen.firstAt.set(e.id, now);
     }
   }

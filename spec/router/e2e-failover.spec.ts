@@ -142,9 +142,9 @@ test('a failure before the first byte is retried on another endpoint until the b
   const ctl = await runCli(['ctl', 'endpoints', '--admin', admin]);
   assert.is(ctl.code, 0, ctl.stderr);
   assert.match(ctl.stdout, /^ID\s+MODELS\s+PRIO\s+STATE/);
-  assert.match(ctl.stdout, /\nsick\s+flaky\s+1\s+routable\s+0\s+-\s+-\s+-\s+-\s+never\s+half-open\s+metrics: \/metrics: no vllm/, ctl.stdout);
+  assert.match(ctl.stdout, /\nsick\s+flaky\s+1\s+routable\s+0\s+-\s+-\s+-\s+-\s+-\s+never\s+half-open\s+metrics: \/metrics: no vllm/, ctl.stdout);
   assert.match(ctl.stdout, /\nnowhere\s+orphan\s+0\s+not-ready\s.*unreachable/);
-  assert.match(ctl.stdout, /\nd\s+flaky\s+0\s+routable\s+0\s+0\s+0\s+(?:-|\d+ \(\w+\))\s+0%\s+\d\.\ds ago\s+closed/);
+  assert.match(ctl.stdout, /\nd\s+flaky\s+0\s+routable\s+0\s+0\s+0\s+(?:-|\d+ \(\w+\))\s+(?:-|[\d.]+ tok\/ms)\s+0%\s+\d\.\ds ago\s+closed/);
   assert.match(await (await request(`${admin}/metrics`)).body.text(), /llmgw_endpoint_breaker_state\{endpoint="sick"\} 1/);
 
   // The one trial fails: served elsewhere, and the breaker opens again for twice as long.

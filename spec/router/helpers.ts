@@ -32,5 +32,6 @@ export const ADMISSION: AdmissionConfig = {
   max_queued: 1_000,
   aging_ms: 60_000,
   prefill_tokens_per_replica: 0,
+  prefill_ms_per_replica: 0,
   recall: true,
 };

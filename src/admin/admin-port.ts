@@ -127,6 +127,7 @@ export function createAdminPort(opts: AdminPortOptions): Server {
               batchCapacityFrom: batchCapacitySource(e),
               batchSlots: batchSlots(e),
               peakRunning: e.peakRunning,
+              prefillTokensPerMs: e.prefill.tokensPerMs,
               loadAgeMs: e.loadAt === null ? null : now - e.loadAt,
               loadError: e.loadError,
             })),

@@ -419,6 +419,11 @@ const schema: SchemaNode = object(
               0,
               { default: 4096 },
             ),
+            prefill_ms_per_replica: int(
+              "Prefill pacing in time: the lower bands' prompt tokens being prefilled per replica also stay under what its engine prefills in this many ms. A token budget means different times on different engines: 4096 tokens are ~70 ms on an 8B model on an H100 and several times that on a slower model or GPU, and an interactive request sharing that step waits for all of it. The engine's time per prompt token is fitted on the router's own requests (the slope of a cohort's wait on its tokens, over the paced prompts whose first chunks came back together; `ctl endpoints` shows it as a rate). Until it is known, a slow start: 256 tokens, then twice the largest cohort that came back within this time of the engine's idle first chunk. Lower protects interactive requests more and costs batch throughput. 0: tokens only.",
+              0,
+              { default: 25 },
+            ),
             recall: {
               type: 'boolean',
               description:

@@ -49,6 +49,7 @@ export interface AdmissionConfig {
   readonly max_queued: number;
   readonly aging_ms: number;
   readonly prefill_tokens_per_replica: number;
+  readonly prefill_ms_per_replica: number;
   readonly recall: boolean;
 }
 

@@ -2,7 +2,8 @@ import { Pool } from 'undici';
 import type { EndpointProbe, EngineSettings } from '../messages/endpoints.js';
 import { EndpointHealth, type BreakerState, type HealthPolicy } from './endpoint-health.js';
 import { InflightLog } from './inflight-log.js';
-import { scrapeCouldTell } from './load-estimate.js';
+import { PrefillRate } from './admission/prefill-rate.js';
+import { batchSlots, scrapeCouldTell } from './load-estimate.js';
 import { largestStep } from './scrape/engine-load.js';
 import type { EngineLoad } from '../messages/endpoints.js';
 
@@ -139,6 +140,8 @@ export interface EndpointState extends EndpointSpec {
    * Prefill pacing is an engine's, so the scheduler spreads it (`keepLeastPrefilling`).
    */
   lowerPrefilling: number;
+  /** What the engine's prefill costs, from the first chunks of the router's requests (`prefill-rate.ts`). */
+  readonly prefill: PrefillRate;
   /**
    * Lower-band requests sent to the engine that it can still be made to give back,
    * oldest first: streamed ones until their first token, collected ones until their
@@ -214,6 +217,7 @@ export class EndpointTable {
       topPrefilling: 0,
       topSentAt: -Infinity,
       lowerPrefilling: 0,
+      prefill: new PrefillRate(),
       recallable: [],
       refreshAskedAt: -Infinity,
       draining: false,
@@ -278,6 +282,7 @@ export class EndpointTable {
       e.capacityProbeAfter = -Infinity;
       e.capacityProbeGapMs = PROBE_GAP_MS;
       e.peakAtProbe = 0;
+      e.prefill.reset();
     }
     if (probe.ready) e.downSince = null;
     if (probe.settings !== undefined) {
@@ -593,6 +598,14 @@ export class Lease {
   /** In `endpoint.recallable`. */
   private listed = false;
   private onRecall: (() => boolean) | null = null;
+  /** performance.now() when sent, for the engine's prefill cost: its first chunks come within a few ms on a fast engine. */
+  private readonly sentAt = performance.now();
+  /** Its first chunk came: `started` may be told again. */
+  private answered = false;
+  /** Sent with no free batch slot by the router's count (`batchSlots`, else the most the engine was seen running): it may wait in the engine's queue. */
+  private readonly queued: boolean;
+  /** Paced lower-band prompt tokens awaiting a first chunk on the endpoint once this was sent, its own included. */
+  private readonly backlog: number;
 
   constructor(
     readonly endpoint: EndpointState,
@@ -603,6 +616,7 @@ export class Lease {
     private readonly prefillTokens = 0,
   ) {
     endpoint.inflight++;
+    this.queued = endpoint.inflight > (batchSlots(endpoint) ?? endpoint.peakRunning);
     const lower = role === 'streamed-lower' || role === 'collected-lower';
     this.prefilling = role === 'first-band' || (lower && prefillTokens > 0);
     if (role === 'first-band') {
@@ -615,6 +629,7 @@ export class Lease {
       endpoint.recallable.push(this);
       this.listed = true;
     }
+    this.backlog = endpoint.lowerPrefilling;
     endpoint.inflightLog.started(now);
     table?.touched(endpoint, now);
     endpoint.health.begin(now);
@@ -636,8 +651,14 @@ export class Lease {
     this.onRecall = cancel;
   }
 
-  /** The engine sent its first chunk. `tokens`: tokens stream from here on (not an answer sent whole), so the engine runs it until it ends. */
-  started(tokens: boolean): void {
+  /**
+   * The engine sent its first chunk. `tokens`: tokens stream from here on (not an answer
+   * sent whole), so the engine runs it until it ends. Its time since it was sent is a
+   * sample of the engine's prefill cost (`EndpointState.prefill`); `at`: performance.now().
+   */
+  started(tokens: boolean, at = performance.now()): void {
+    if (!this.answered && !this.released) this.endpoint.prefill.firstChunk(this.sentAt, at, this.prefilling && this.role !== 'first-band' ? this.prefillTokens : 0, this.queued, this.backlog);
+    this.answered = true;
     this.prefilled();
     if (!tokens || this.streaming || this.released) return;
     this.streaming = true;

@@ -19,6 +19,8 @@ interface EndpointView {
   batchSlots: number | null;
   /** The most the engine was seen running at once; a learnt size above it is being probed. */
   peakRunning: number;
+  /** How fast the engine prefills, prompt tokens per ms, as fitted on the router's own requests (prefill pacing holds the lower bands to a time at it); null: not known yet. */
+  prefillTokensPerMs: number | null;
   loadAgeMs: number | null;
   loadError: string | null;
 }
@@ -30,7 +32,7 @@ export class CtlEndpointsCommand extends AdminViewCommand<EndpointView[]> {
     category: 'ctl',
     description: "Show the router's endpoints: readiness, load, breaker",
     details:
-      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age; the batch size admission counts room against, where it comes from (the engine\'s own settings, the config or launch, or learnt — with the most it was seen running where a learnt size is being probed above that), and how many its KV cache holds where that is fewer. `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
+      'One line per endpoint: whether it is routable and, when not, why (the readiness probe, the breaker or a cooldown); requests in flight; the engine\'s last scraped queue, batch and KV usage with the scrape\'s age; the batch size admission counts room against, where it comes from (the engine\'s own settings, the config or launch, or learnt — with the most it was seen running where a learnt size is being probed above that), and how many its KV cache holds where that is fewer; how fast the engine prefills, fitted on the router\'s own requests (prefill pacing holds batch prompts to `prefill_ms_per_replica` of it). `--admin` and `--token` default to LLMGW_ADMIN and LLMGW_ADMIN_TOKEN.',
     examples: [
       ['Table', 'llmgw ctl endpoints --admin http://127.0.0.1:4001'],
       ['JSON', 'llmgw ctl endpoints --json'],
@@ -43,7 +45,7 @@ export class CtlEndpointsCommand extends AdminViewCommand<EndpointView[]> {
 
 export function renderEndpoints(endpoints: EndpointView[]): string {
   const rows = [
-    ['ID', 'MODELS', 'PRIO', 'STATE', 'INFLIGHT', 'WAITING', 'RUNNING', 'BATCH', 'KV', 'SCRAPED', 'BREAKER', 'WHY'],
+    ['ID', 'MODELS', 'PRIO', 'STATE', 'INFLIGHT', 'WAITING', 'RUNNING', 'BATCH', 'PREFILL', 'KV', 'SCRAPED', 'BREAKER', 'WHY'],
     ...endpoints.map((e) => {
       const why = !e.ready ? e.reason ?? 'not ready' : e.blocked ?? (e.loadError ? `metrics: ${e.loadError}` : '');
       return [
@@ -55,6 +57,7 @@ export function renderEndpoints(endpoints: EndpointView[]): string {
         e.load ? String(e.load.waiting) : '-',
         e.load ? String(e.load.running) : '-',
         batchText(e),
+        e.prefillTokensPerMs === null ? '-' : `${e.prefillTokensPerMs.toPrecision(3)} tok/ms`,
         e.load?.kvUsage === null || e.load?.kvUsage === undefined ? '-' : `${Math.round(e.load.kvUsage * 100)}%`,
         e.loadAgeMs === null ? 'never' : `${(e.loadAgeMs / 1000).toFixed(1)}s ago`,
         e.breaker,

@@ -45,20 +45,31 @@ export class PrefillPacing {
   }
 }
 
+/** What bounds the lower bands' prefill per replica: `router.admission.prefill_tokens_per_replica` and `prefill_ms_per_replica`. */
+export interface PacingLimits {
+  /** Prompt tokens per replica; 0: no pacing. */
+  tokens: number;
+  /** Ms of the engine's prefill per replica, at its measured cost (`EndpointState.prefill`); 0: tokens only. */
+  ms: number;
+}
+
 /**
- * Lower-band prompt tokens `e` may be prefilling at once: `perReplica`, or twice its own
- * per-step budget where that is smaller. A first-band prompt arriving waits for the
+ * Lower-band prompt tokens `e` may be prefilling at once: `limits.tokens`, or twice its own
+ * per-step budget where that is smaller, and no more than it prefills in `limits.ms`
+ * (`prefill-rate.ts`; a slow start until that is known): a token budget sized for one
+ * engine is a long step on a slower one. A first-band prompt arriving waits for the
  * step under way and shares the next with what is queued: with the step budget left to
  * the engine, a flood meeting 56 free slots per engine put as many 1,400–1,900-token
  * prompts in each at once, and platinum waited ~11 steps (p99 420–600 ms, 25 alone, in
  * the admission bench). Twice a small budget: one step's prefill under way and the
  * next one's already there, so the engine never waits for a first token to travel back
  * through the gateway. Where its budget is unknown or none (chunked prefill off), the
- * engine prefills all it admits in one step, and `perReplica` bounds that step.
+ * engine prefills all it admits in one step, and `limits.tokens` bounds that step.
  */
-export function pacingBudget(e: Pick<EndpointState, 'stepBudget'>, perReplica: number): number {
+export function pacingBudget(e: Pick<EndpointState, 'stepBudget' | 'prefill'>, limits: PacingLimits): number {
   const own = e.stepBudget;
-  return own === null || own === 0 ? perReplica : Math.min(perReplica, 2 * own);
+  const tokens = own === null || own === 0 ? limits.tokens : Math.min(limits.tokens, 2 * own);
+  return e.prefill.budget(tokens, limits.ms);
 }
 
 /**
@@ -68,6 +79,6 @@ export function pacingBudget(e: Pick<EndpointState, 'stepBudget'>, perReplica: n
  * replicas; this keeps one replica from taking two replicas' share while another is
  * kept clear for a first-band prompt (`firstBandPrefilling`) or simply picked less.
  */
-export function replicaHasRoom(e: Pick<EndpointState, 'stepBudget' | 'lowerPrefilling'>, tokens: number, perReplica: number): boolean {
-  return e.lowerPrefilling === 0 || e.lowerPrefilling + tokens <= pacingBudget(e, perReplica);
+export function replicaHasRoom(e: Pick<EndpointState, 'stepBudget' | 'prefill' | 'lowerPrefilling'>, tokens: number, limits: PacingLimits): boolean {
+  return e.lowerPrefilling === 0 || e.lowerPrefilling + tokens <= pacingBudget(e, limits);
 }
