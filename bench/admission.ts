@@ -134,6 +134,31 @@
 // over waves of different sizes, or the engine's own prefill-time metrics), and a
 // budget for the first wave before any measurement.
 //
+// This round, both: the cost per prompt token fitted on cohorts (the paced prompts whose
+// first chunks come back together) as the slope of their wait on their tokens, the
+// host and the decodes in the intercept; cohorts sent past the batch or behind more
+// than twice their own prefill left out (unpaced floods read 0.04–19 tokens a ms for
+// engines of 58 and 232 without those checks); a slow start of 256 tokens per replica,
+// doubled past cohorts that came back within 25 ms, until the fit stands 3 standard
+// errors clear of 0; and the model-wide sum counting each replica as at least the
+// prompt at hand (with the sum alone, 1,650-token prompts under ~1,400-token budgets
+// went one at a time over two replicas, `vllm long, speed 1` bronze 0.54 / 0.57). The
+// fits read 4.5–14 tokens a ms in the host-bound cells (the engine's 13.3), 40–57 at GPU
+// pace (58), 100–380 at speed 4 (232; median ~200, where 25 ms is past 4,096 tokens
+// anyway) and 24–92 in `batch 256 varied` (116): low more often than high, as a wait
+// also grows with a cohort's count of requests, whose handling shares the host's cores.
+// Two interleaved rounds of the whole matrix against the build before (76 runs each,
+// load average ~2): over twin p99 median 59.8 → 48.2 ms, mean 82.8 → 64.3, lower in 27
+// of 38 cells by the mean of the two; bronze median 0.84 → 0.82, lowest 0.48 → 0.70,
+// runs under 0.7 three → none. Where it aimed, over twin p99 by round: `host-bound
+// short, size configured` platinum-first 209 / 244 → 75 / 57 ms, bronze-first 250 / 264
+// → 71 / 61; `vllm long, speed 1` bronze-first 202 / 113 → 86 / 76 (platinum-first 142
+// / 88 → 110 / 119, bronze 0.92–0.95 → 0.78–0.84: at 58 tokens a ms 25 ms is one long
+// prompt per replica); `vllm long, budget 2048` platinum-first 61 / 56 → 28 / 28, bronze
+// 0.63 / 0.68 → 0.74 / 0.78. Runs over 1.5× over the floor: 9 → 11 of 76 — the verdict
+// of one run is a draw, as before. Unchanged: `batch 64 long varied, size configured`
+// bronze-first (over twin 307 / 429 → 310 / 260 ms); its cause is not traced yet.
+//
 // The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
 // per replica now (`EndpointState.lowerPrefilling`, the scheduler's `keepLeastPrefilling`).
