@@ -19,7 +19,8 @@ test.before(async () => {
     `models:
   - { name: m }
 router:
-  admission: { priority_header: true, prefill_tokens_per_replica: 1000, stale_inflight_per_replica: 100 }
+  # Tokens only: what is counted is at stake here, not the engine's speed.
+  admission: { priority_header: true, prefill_tokens_per_replica: 1000, prefill_ms_per_replica: 0, stale_inflight_per_replica: 100 }
 endpoints:
   - { id: engine, url: "http://127.0.0.1:9", models: [m] }
 `,
