@@ -84,20 +84,30 @@ test('the fit needs cohorts of varied sizes, and keeps its last reading while th
   assert.is(r.tokensPerMs, held, 'alike again, the last reading holds');
 });
 
-test('a cohort one of whose prompts was sent with no free batch slot is not fitted: its wait grew with the queue in the engine', () => {
-  const queuedOne = new PrefillRate();
-  const clear = new PrefillRate();
+/**
+ * Ten cohorts of two prompts each (1,000 and 3,000 tokens in turn) on an engine of 75 µs
+ * a token (13.3 a ms), fed to each of `rs`; `second` says how the second prompt of each
+ * was sent there: queued, and behind how much prefill.
+ */
+function pairs(rs: readonly PrefillRate[], second: (r: PrefillRate, tokens: number) => { queued: boolean; backlog: number }): void {
   let t = 0;
   for (let i = 0; i < 10; i++) {
     t += 1_000;
     const tokens = i % 2 === 0 ? 1_000 : 3_000;
     const at = t + 20 + tokens * 0.075;
-    for (const r of [queuedOne, clear]) {
-      r.firstChunk(t, at, tokens / 2);
-      r.firstChunk(t, at + 0.5, tokens / 2, r === queuedOne);
+    for (const r of rs) {
+      r.firstChunk(t, at, tokens / 2, false, tokens / 2);
+      const { queued, backlog } = second(r, tokens);
+      r.firstChunk(t, at + 0.5, tokens / 2, queued, backlog);
     }
   }
-  for (const r of [queuedOne, clear]) r.firstChunk(t + 500, t + 520, 0);
+  for (const r of rs) r.firstChunk(t + 500, t + 520, 0);
+}
+
+test('a cohort one of whose prompts was sent with no free batch slot is not fitted: its wait grew with the queue in the engine', () => {
+  const queuedOne = new PrefillRate();
+  const clear = new PrefillRate();
+  pairs([queuedOne, clear], (r, tokens) => ({ queued: r === queuedOne, backlog: tokens }));
   assert.is(queuedOne.tokensPerMs, null);
   assert.ok(Math.abs(clear.tokensPerMs! - 1 / 0.075) < 0.01);
   assert.is(queuedOne.budget(4_096, 25), 256, 'nor does it grow the slow start');
@@ -106,18 +116,8 @@ test('a cohort one of whose prompts was sent with no free batch slot is not fitt
 test('nor is a cohort sent behind more than twice its own prefill: it waited for the prefill ahead of it', () => {
   const behind = new PrefillRate();
   const clear = new PrefillRate();
-  let t = 0;
-  for (let i = 0; i < 10; i++) {
-    t += 1_000;
-    const tokens = i % 2 === 0 ? 1_000 : 3_000;
-    const at = t + 20 + tokens * 0.075;
-    for (const r of [behind, clear]) {
-      r.firstChunk(t, at, tokens / 2, false, tokens / 2);
-      // The second sent behind the first and, for `behind`, a flood's worth of prefill more.
-      r.firstChunk(t, at + 0.5, tokens / 2, false, r === behind ? 100_000 : tokens);
-    }
-  }
-  for (const r of [behind, clear]) r.firstChunk(t + 500, t + 520, 0);
+  // The second sent behind the first and, for `behind`, a flood's worth of prefill more.
+  pairs([behind, clear], (r, tokens) => ({ queued: false, backlog: r === behind ? 100_000 : tokens }));
   assert.is(behind.tokensPerMs, null);
   assert.ok(Math.abs(clear.tokensPerMs! - 1 / 0.075) < 0.01, 'a backlog of the cohort itself is its own');
 });
