@@ -158,6 +158,12 @@
 // 0.63 / 0.68 → 0.74 / 0.78. Runs over 1.5× over the floor: 9 → 11 of 76 — the verdict
 // of one run is a draw, as before. Unchanged: `batch 64 long varied, size configured`
 // bronze-first (over twin 307 / 429 → 310 / 260 ms); its cause is not traced yet.
+// `prefill_ms_per_replica` at 15 and 40 against the 25 above, one run each of the
+// `speed 1` and host-bound cells: `vllm long, speed 1` over twin p99 84 / 120 ms, bronze
+// 0.76 / 0.84 at 15; 110 / 86 and 119 / 76, 0.83 / 0.79 and 0.78 / 0.84 at 25; 134 / 164,
+// 0.88 / 0.94 at 40 — where the engine prefills one long prompt in ~28 ms, the time
+// budget trades the one for the other, and 40 gives back what the build before had of
+// both. The host-bound cells 42–79 ms and bronze 0.79–0.98 at all three.
 //
 // The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
