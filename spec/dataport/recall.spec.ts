@@ -27,8 +27,9 @@ interface Held {
 /**
  * An engine that runs `batch` requests at once and queues the rest first come, first
  * served, as vLLM's default policy does: a request gets its first token when it is
- * scheduled, and its answer when the spec says so (`finish`). A request whose connection
- * closes first is dropped from its queue or frees its slot.
+ * scheduled (or, `prefillOnCall`, when the spec says its prompt is prefilled: `prefill`),
+ * and its answer when the spec says so (`finish`). A request whose connection closes
+ * first is dropped from its queue or frees its slot. A prompt is known by its first word.
  */
 class FcfsEngine {
   readonly arrivals: string[] = [];
@@ -37,11 +38,14 @@ class FcfsEngine {
   private readonly running: Held[] = [];
   private readonly waiting: Held[] = [];
 
-  constructor(private readonly batch: number) {}
+  constructor(
+    private readonly batch: number,
+    private readonly prefillOnCall = false,
+  ) {}
 
   handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer): void => {
     const body = JSON.parse(raw.toString('utf8')) as { messages: { content: string }[] };
-    const h: Held = { prompt: body.messages[0]!.content, res, done: false, whole: false };
+    const h: Held = { prompt: body.messages[0]!.content.split(' ', 1)[0]!, res, done: false, whole: false };
     this.arrivals.push(h.prompt);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.flushHeaders();
@@ -66,6 +70,11 @@ class FcfsEngine {
     this.drop(this.running, h);
     h.res.end((h.whole ? '' : chunk({ content: 'ok' }, 'stop') + USAGE) + 'data: [DONE]\n\n');
     this.schedule();
+  }
+
+  /** Sends `prompt`'s first chunk: its prompt is prefilled (`prefillOnCall`). */
+  prefill(prompt: string): void {
+    this.runningOne(prompt).res.write(chunk({ role: 'assistant', content: '' }));
   }
 
   /** Sends all of `prompt`'s answer but the stream's end. */
@@ -94,7 +103,7 @@ class FcfsEngine {
       const h = this.waiting.shift()!;
       this.running.push(h);
       this.started.push(h.prompt);
-      h.res.write(chunk({ role: 'assistant', content: '' }));
+      if (!this.prefillOnCall) h.res.write(chunk({ role: 'assistant', content: '' }));
     }
   }
 
@@ -252,6 +261,50 @@ test('an answer already whole is the client\'s: it is served, and an older one i
     engine.finish('b1');
     assert.is((await platinum).status, 200);
     for (const r of await Promise.all(bronze)) assert.is(r.status, 200, r.body);
+  } finally {
+    await inProcess.close();
+  }
+});
+
+test('a first-band request takes back the newest lower-band prompts awaiting their first token past the pacing budget: a batch job that ran alone, unpaced, left them ahead of it', async () => {
+  const engine = new FcfsEngine(8, true);
+  const inProcess = await startInProcess(
+    `models: [{ name: m }]
+router:
+  admission: { priority_header: true, stale_inflight_per_replica: 100, prefill_tokens_per_replica: 1024, prefill_ms_per_replica: 0 }
+endpoints:
+  - { id: a, url: "http://127.0.0.1:9", models: [m], max_num_seqs: 8 }
+`,
+    { a: engine.handle },
+  );
+  try {
+    // ~1,000 prompt tokens each; no first band yet, so nothing paces them.
+    const long = (prompt: string): Promise<Reply> => send(inProcess, `${prompt} ${'x'.repeat(4_000)}`, 'bronze', true);
+    const bronze = await inOrder(inProcess, engine, [long, long, long, long]);
+    assert.equal(engine.started, ['b1', 'b2', 'b3', 'b4'], 'a slot each: only their prefill is ahead');
+    const platinum = send(inProcess, 'p1', 'platinum', true);
+    await until(() => engine.isRunning('p1') && engine.cancelled.length === 3, 'platinum running, three taken back').catch((err: Error) => {
+      throw new Error(`${err.message}: ${stateOf(inProcess, engine)}`);
+    });
+    assert.equal([...engine.cancelled].sort(), ['b2', 'b3', 'b4'], 'the newest, until one prompt of ~1,000 tokens is ahead of it (budget 1,024); never the oldest');
+    engine.prefill('p1');
+    engine.finish('p1');
+    assert.is((await platinum).status, 200);
+    // Paced from here: each recalled one goes again once the prompt before it is prefilled.
+    for (const b of ['b1', 'b2', 'b3', 'b4']) {
+      await until(() => engine.isRunning(b), `${b} running`).catch((err: Error) => {
+        throw new Error(`${err.message}: ${stateOf(inProcess, engine)}`);
+      });
+      engine.prefill(b);
+      engine.finish(b);
+    }
+    for (const r of await Promise.all(bronze)) assert.match(r.body, /"content":"ok"[\s\S]*\[DONE\]/, r.body);
+    assert.equal(engine.arrivals, ['b1', 'b2', 'b3', 'b4', 'p1', 'b2', 'b3', 'b4']);
+    await until(() => inProcess.records.length === 5, 'five usage records');
+    for (const r of inProcess.records) {
+      assert.is(r.status, 200, `${r.id}: ${r.error}`);
+      assert.is(r.attempts, 1, 'a recall is not a failed attempt');
+    }
   } finally {
     await inProcess.close();
   }

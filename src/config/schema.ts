@@ -427,7 +427,7 @@ const schema: SchemaNode = object(
             recall: {
               type: 'boolean',
               description:
-                "Recall: when a request of the first band is sent to an engine that does not order its queue by priority and the router holds there as many requests as the engine has slots (its batch size, else the most it was seen running), the newest lower-band requests there are taken back until one slot is free for it — a streamed one until its first token, a collected one until its answer is sent — and queued again in llmgw at the head of their band. A request is taken back at most once; what the engine generated for it is lost and not charged. Off: an interactive request waits for the engine's next free slot.",
+                "Recall: when a request of the first band is sent to an engine that does not order its queue by priority and the router holds there as many requests as the engine has slots (its batch size, else the most it was seen running), the newest lower-band requests there are taken back until one slot is free for it — a streamed one until its first token, a collected one until its answer is sent — and queued again in llmgw at the head of their band. It also takes back the newest lower-band requests there sent before the first band became active and still awaiting their first token, past the engine's prefill pacing budget (the oldest always stays): a batch job that ran alone, unpaced, leaves an engine a queue of long prompts. A request is taken back at most once; what the engine generated for it is lost and not charged. Off: an interactive request waits for the engine's next free slot and for every prompt ahead of it there.",
               default: true,
             },
           },

@@ -609,7 +609,8 @@ export class Lease {
 
   constructor(
     readonly endpoint: EndpointState,
-    now: number,
+    /** When it was sent, on the clock callers pass as `now`. */
+    readonly leasedAt: number,
     private readonly role: LeaseRole = 'plain',
     private readonly table: Pick<EndpointTable, 'touched'> | null = null,
     /** A lower-band request's prompt tokens being paced (0: not paced, or an answer sent whole, whose first chunk is its end). */
@@ -622,7 +623,7 @@ export class Lease {
     if (role === 'first-band') {
       endpoint.topInflight++;
       endpoint.topPrefilling++;
-      endpoint.topSentAt = now;
+      endpoint.topSentAt = leasedAt;
     }
     if (lower) {
       endpoint.lowerPrefilling += this.prefilling ? prefillTokens : 0;
@@ -630,13 +631,18 @@ export class Lease {
       this.listed = true;
     }
     this.backlog = endpoint.lowerPrefilling;
-    endpoint.inflightLog.started(now);
-    table?.touched(endpoint, now);
-    endpoint.health.begin(now);
+    endpoint.inflightLog.started(leasedAt);
+    table?.touched(endpoint, leasedAt);
+    endpoint.health.begin(leasedAt);
   }
 
   get id(): string {
     return this.endpoint.id;
+  }
+
+  /** Its paced lower-band prompt tokens, while they await their first chunk; else 0. */
+  get awaitingPrefill(): number {
+    return this.prefilling && this.role !== 'first-band' ? this.prefillTokens : 0;
   }
 
   get http(): Pool {

@@ -105,6 +105,38 @@ test('makeWay recalls the newest, in the order they were sent, and their holds e
   assert.equal(e.recallable, []);
 });
 
+test('a first-band request takes back the newest lower-band prompts sent unpaced and still awaiting a first chunk past the pacing budget, never the oldest: a batch job that ran alone left the engine a queue of long prompts', () => {
+  const { table, eps } = tableOf(1, () => ({ batchSize: 64, batchCapacity: 64, loadAt: NOW, load: { running: 10, waiting: 0, kvUsage: 0.3 } }));
+  const e = eps[0]!;
+  const recalled: number[] = [];
+  const leases = Array.from({ length: 10 }, (_, i) => {
+    const lease = table.lease(e, i + 1, 'streamed-lower', 1_600);
+    lease.whenRecalled(() => recalled.push(i) > 0);
+    return lease;
+  });
+  leases[0]!.started(true);
+  leases[1]!.started(true);
+  assert.is(e.lowerPrefilling, 8 * 1_600, 'eight still prefilling, 60 slots free: no slot to recall for');
+  const paced = { ...CFG, prefill_tokens_per_replica: 4_096 };
+  assert.is(new Admission('m', table, { ...paced, recall: false }, 5_000).makeWay(e, NOW), 0, 'recall off');
+  assert.is(new Admission('m', table, CFG, 5_000).makeWay(e, NOW), 0, 'pacing off: no budget to hold to');
+  leases[9]!.whenRecalled(() => false);
+  const a = new Admission('m', table, paced, 5_000);
+  assert.is(a.makeWay(e, NOW), 0, 'no first band yet: nothing was paced, and nothing is protected');
+  assert.ok(a.tryAdmit(0, NOW), 'the first band begins: lower bands are paced from here');
+  assert.is(a.makeWay(e, NOW), 6, '12,800 tokens ahead of it, 4,096 allowed');
+  assert.equal(recalled, [8, 7, 6, 5, 4, 3], 'the newest that can still be taken back; the one refusing stays, and counts');
+  assert.is(e.lowerPrefilling, 2 * 1_600);
+  assert.is(a.makeWay(e, NOW), 0, 'within the budget');
+  const paced1 = table.lease(e, NOW + 1, 'streamed-lower', 3_000);
+  paced1.whenRecalled(() => recalled.push(10) > 0);
+  assert.is(a.makeWay(e, NOW + 2), 0, 'over the budget with a prompt sent paced: that one is left to pacing');
+  for (const l of [...leases, paced1]) l.release(NOW);
+  const big = table.lease(e, 11, 'streamed-lower', 6_000);
+  big.whenRecalled(() => recalled.push(10) > 0);
+  assert.is(a.makeWay(e, NOW), 0, 'the oldest awaiting its first chunk stays, over the budget alone');
+});
+
 test('a recall from an engine of unknown size that has run no more for a while brings the adaptive limit down to what it ran', () => {
   const { table, e, leases } = engineWith(collected(30), () => ({ peakRunning: 16, peakGrewAt: NOW - 50 }));
   const a = new Admission('m', table, CFG, 5_000);

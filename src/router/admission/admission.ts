@@ -4,8 +4,8 @@ import { probeFoundFull, probing, type EndpointState, type EndpointTable } from 
 import { firstBandPrefilling, queueing } from '../load-estimate.js';
 import { AdmissionQueue, type Ticket } from './admission-queue.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { pacingBudget, PrefillPacing, replicaHasRoom } from './prefill-pacing.js';
-import { recallCount } from './recall.js';
+import { pacingBudget, PrefillPacing, replicaHasRoom, type PacingLimits } from './prefill-pacing.js';
+import { recallCount, recallUnpacedPrefill } from './recall.js';
 import { saturation, servingPriority, usable, type Saturation } from './saturation.js';
 
 /**
@@ -39,6 +39,8 @@ export class Admission {
   private topInflight = 0;
   /** When a first-band request was last admitted; -Infinity: never. */
   private lastTopAt = -Infinity;
+  /** When the first band last became active (`firstBandActive`): lower-band requests sent since were paced. */
+  private pacedSince = -Infinity;
   private readonly pacing: PrefillPacing;
   /** Lower bands' limit on engines of unknown size, from the first tokens of the requests admitted. */
   private readonly limit = new AdaptiveLimit();
@@ -155,11 +157,17 @@ export class Admission {
   /**
    * A first-band request is about to be sent to `e`. Where it would find no free slot
    * there, the newest lower-band requests that can still be taken back (`recall.ts`) are
-   * recalled: each attempt cancels its request at the engine and `rejoin`s the queue.
+   * recalled: each attempt cancels its request at the engine and `rejoin`s the queue. So
+   * are those sent before pacing began whose prompts would make it wait past the pacing
+   * budget (`recallUnpacedPrefill`).
    * Not where the engine orders its own queue by priority. Returns how many were recalled.
    */
   makeWay(e: EndpointState, now: number): number {
     if (!this.cfg.recall || e.enginePriority !== null) return 0;
+    return this.recallForSlot(e, now) + this.recallPrefill(e, now);
+  }
+
+  private recallForSlot(e: EndpointState, now: number): number {
     const n = recallCount(e);
     if (n === 0) return 0;
     // The newest; each rejoins in the order it first asked for admission (`rejoin`).
@@ -177,6 +185,15 @@ export class Admission {
       else if (probing(e)) probeFoundFull(e, now);
     }
     return recalled;
+  }
+
+  private recallPrefill(e: EndpointState, now: number): number {
+    if (!this.pacing.paces(1)) return 0;
+    return recallUnpacedPrefill(e, pacingBudget(e, this.pacingLimits()), this.pacedSince, now);
+  }
+
+  private pacingLimits(): PacingLimits {
+    return { tokens: this.cfg.prefill_tokens_per_replica, ms: this.cfg.prefill_ms_per_replica };
   }
 
   /** `firstAsked`: set for a recalled request rejoining, when it first asked for admission. */
@@ -230,7 +247,7 @@ export class Admission {
     this.expireUnseen(now);
     const endpoints = this.table.forModel(this.model);
     const top = servingPriority(endpoints, now);
-    const limits = { tokens: this.cfg.prefill_tokens_per_replica, ms: this.cfg.prefill_ms_per_replica };
+    const limits = this.pacingLimits();
     const gateMs = this.firstBandGateMs;
     let budget = 0;
     let replicas = 0;
@@ -269,6 +286,7 @@ export class Admission {
     if (this.topInflight === 0 && now - this.lastTopAt > TOP_BAND_IDLE_MS) {
       const { most, ran } = serving(this.table.forModel(this.model), this.cfg.kv_ceiling, now);
       this.limit.engaged(Math.min(most, ran));
+      this.pacedSince = now;
     }
     this.topInflight++;
     this.lastTopAt = now;

@@ -31,3 +31,26 @@ export function recallCount(e: Pick<EndpointState, 'inflight' | 'batchSize' | 'b
   const slots = batchSlots(probing(e) ? { batchCapacity: e.peakRunning, load: e.load } : e, e.peakRunning)!;
   return Math.min(e.recallable.length, Math.max(0, e.inflight + 1 - slots));
 }
+
+/**
+ * Takes back the lower-band requests on `e` still awaiting their first chunk that were
+ * sent before `pacedSince`, the newest first and never the oldest awaiting one (a prompt
+ * over the budget goes alone), until no more of those prompts' tokens wait there than
+ * `budget` (`pacingBudget`): a first-band request is about to be sent there. Pacing
+ * holds that bound only while a first band is active (`Admission.firstBandActive`); a
+ * batch job running alone fills each engine with as many long prompts as it has slots,
+ * and the first interactive request after it would wait for all of them — in the
+ * admission bench, 40–50 prompts of 1,400–1,900 tokens per engine of 64, 300–360 ms,
+ * when the interactive client came second. The newest sent are the last in the engine's
+ * queue, so taking them back costs no prefill done. What was sent paced is left to
+ * pacing: taken back too, as its budget moved with the engine's fitted cost, 20–60 a run
+ * were recalled in cells where the onset took none, and bronze fell. Returns how many
+ * were recalled.
+ */
+export function recallUnpacedPrefill(e: Pick<EndpointState, 'lowerPrefilling' | 'recallable'>, budget: number, pacedSince: number, now: number): number {
+  if (e.lowerPrefilling <= budget) return 0;
+  const waiting = e.recallable.filter((l) => l.awaitingPrefill > 0);
+  let recalled = 0;
+  for (let i = waiting.length - 1; i > 0 && e.lowerPrefilling > budget; i--) if (waiting[i]!.leasedAt < pacedSince && waiting[i]!.recall(now)) recalled++;
+  return recalled;
+}
