@@ -165,6 +165,24 @@
 // budget trades the one for the other, and 40 gives back what the build before had of
 // both. The host-bound cells 42–79 ms and bronze 0.79–0.98 at all three.
 //
+// This round, `batch 64 long varied` bronze-first traced (access log, both size cells):
+// pacing acts only while a first band is active, so the flood, alone for its first
+// second, had each engine of 64 holding 41–47 prompts of 1,400–1,900 tokens sent and not
+// yet at a first token when platinum came; the first platinum requests had their first
+// tokens 300–363 ms later, in the router's queue for 0 ms, as the engines worked through
+// that backlog in steps of ~35 ms. Now a first-band request sent to an engine takes back
+// (recall) the newest lower-band prompts there sent before the first band became active
+// and still awaiting a first token, down to the engine's pacing budget, never the oldest.
+// Taking back the paced ones too (the first version) recalled 20–60 more a run in cells
+// where the onset needed none, and bronze fell under 0.7 in 4 runs (0.59–0.69); left to
+// pacing, none. Two whole matrices of the build before and one of each version, over
+// twin p99 in the cells it aims at, before → after (unpaced only): `batch 64 long varied`
+// bronze-first 260 / 285 → 36, `batch 64 long varied, size configured` bronze-first
+// 243 / 240 → 36, `batch 256 varied` bronze-first 252 / 433 → 80; whole matrix median
+// 47.0 / 53.6 → 46.0 ms, mean 68.3 / 79.4 → 59.7, bronze median 0.82 / 0.81 → 0.81,
+// lowest 0.65 / 0.63 → 0.70, runs under 0.7 two / two → none. Still failing in every
+// build: `host-bound short` bronze-first (over twin 289 / 320 before, 521 / 432 after).
+//
 // The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
 // per replica now (`EndpointState.lowerPrefilling`, the scheduler's `keepLeastPrefilling`).
