@@ -180,8 +180,19 @@
 // bronze-first 260 / 285 → 36, `batch 64 long varied, size configured` bronze-first
 // 243 / 240 → 36, `batch 256 varied` bronze-first 252 / 433 → 80; whole matrix median
 // 47.0 / 53.6 → 46.0 ms, mean 68.3 / 79.4 → 59.7, bronze median 0.82 / 0.81 → 0.81,
-// lowest 0.65 / 0.63 → 0.70, runs under 0.7 two / two → none. Still failing in every
-// build: `host-bound short` bronze-first (over twin 289 / 320 before, 521 / 432 after).
+// lowest 0.65 / 0.63 → 0.70, runs under 0.7 two / two → none. The two batch 64 cells
+// again, four interleaved runs a build: bronze-first over twin 162 / 141 / 267 / 282 and
+// 339 / 327 / 290 / 341 ms before, 41 / 72 / 36 / 73 and 24 / 58 / 72 / 43 after; this
+// build with `recall: false` (the mechanism broken on purpose) 274 / 343 and 290 / 384.
+// Not explained: `batch 64 long varied, size configured` platinum-first, where nothing
+// was recalled in any run (the change acts only through recalls), read bronze 0.66–0.72
+// in six runs with the change (one of the first version) against 0.75–0.88 in eight
+// without it (the build before, or this one with recall off). Still failing in every
+// build: `host-bound short`
+// bronze-first (over twin 289 / 320 before, 521 / 432 after; 235 / 74 / 80 in three
+// traced runs, whose over-floor ratio was 0.98–1.1×: the idle twins' first tokens were
+// as late, the host's cores saturated by ~270 streams of a 256-slot engine and ~1,100
+// queued clients).
 //
 // The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
