@@ -185,9 +185,11 @@
 // 339 / 327 / 290 / 341 ms before, 41 / 72 / 36 / 73 and 24 / 58 / 72 / 43 after; this
 // build with `recall: false` (the mechanism broken on purpose) 274 / 343 and 290 / 384.
 // Not explained: `batch 64 long varied, size configured` platinum-first, where nothing
-// was recalled in any run (the change acts only through recalls), read bronze 0.66–0.72
-// in six runs with the change (one of the first version) against 0.75–0.88 in eight
-// without it (the build before, or this one with recall off). Still failing in every
+// was recalled in any run (the change acts only through recalls; a run with each call
+// logged: 1,008 calls, 30 over the budget, none recalling, as every prompt there was
+// sent paced), read bronze 0.66–0.74 in nine runs with the change (one of the first
+// version) against 0.75–0.88 in ten without it (the build before, or this one with
+// recall off). Still failing in every
 // build: `host-bound short`
 // bronze-first (over twin 289 / 320 before, 521 / 432 after; 235 / 74 / 80 in three
 // traced runs, whose over-floor ratio was 0.98–1.1×: the idle twins' first tokens were
