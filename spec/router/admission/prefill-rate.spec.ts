@@ -7,6 +7,7 @@ import { Admission, type Permit } from '../../../src/router/admission/admission.
 import { pacingBudget } from '../../../src/router/admission/prefill-pacing.js';
 import { PrefillRate } from '../../../src/router/admission/prefill-rate.js';
 import { ADMISSION, tableOf } from '../helpers.js';
+import { mulberry32 } from '../../support/rng.js';
 
 const STALE = 5_000;
 
@@ -82,6 +83,36 @@ test('the fit needs cohorts of varied sizes, and keeps its last reading while th
   const held = r.tokensPerMs;
   cohorts(r, Array(8).fill(1_600), 8, (i) => (i % 2 === 0 ? 8 : 80), end4);
   assert.is(r.tokensPerMs, held, 'alike again, the last reading holds');
+});
+
+test('the slope is the median of the slopes between cohorts: a few that waited out a long step under way do not pull it, and one-prompt cohorts of near sizes read it again', () => {
+  // An engine prefilling 232 tokens a ms, its steps beside the prefill 5–8 ms; one or two
+  // long prompts a cohort, and one cohort in five waited 20–40 ms more for a long step.
+  const rand = mulberry32(11);
+  const us = 1_000 / 232;
+  const r = new PrefillRate();
+  const sizes = Array.from({ length: 32 }, () => (rand() < 0.5 ? 1 : 2) * (1_250 + 470 * rand()));
+  const waits = sizes.map((_, i) => 5 + 3 * rand() + (i % 5 === 4 ? 20 + 20 * rand() : 0));
+  let end = cohorts(r, sizes, us, (i) => waits[i]!);
+  const rate = r.tokensPerMs!;
+  assert.ok(rate > 185 && rate < 290, `the engine's 232 tokens a ms, the long waits left out: ${rate}`);
+  // A reading too low (the engine was slower for a while): the time budget then lets one
+  // long prompt through at a time, and every cohort is one prompt of 1,250–1,720 tokens.
+  end = cohorts(r, [800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600, 3_200, 800, 1_600], 17.25, () => 6, end);
+  assert.ok(r.tokensPerMs! < 70, `the slower engine's 58 tokens a ms: ${r.tokensPerMs}`);
+  assert.is(r.budget(4_096, 25), 1_449, 'one long prompt at a time within 25 ms');
+  const single = Array.from({ length: 32 }, () => 1_250 + 470 * rand());
+  cohorts(r, single, us, () => 5 + 3 * rand(), end);
+  const again = r.tokensPerMs!;
+  assert.ok(again > 150 && again < 350, `read again off one-prompt cohorts whose sizes differ by a tenth or more: ${again}`);
+  assert.is(r.budget(4_096, 25), 4_096, 'and two long prompts go at once again');
+
+  // Cohorts of one to sixteen sixteen-token prompts, whose waits grow with their size for
+  // other reasons than their prefill (~0.1 ms a token where it costs 0.004): not fitted.
+  const short = new PrefillRate();
+  const counts = Array.from({ length: 32 }, () => 1 + Math.floor(16 * rand()));
+  cohorts(short, counts.map((k) => 16 * k), 100, () => 8 + 2 * rand());
+  assert.is(short.tokensPerMs, null, 'cohorts a few short prompts apart say nothing of the cost');
 });
 
 /**

@@ -2,15 +2,21 @@
 const COHORT_GAP_MS = 2;
 /** Cohorts kept for the fit: at a few a second under a flood, the last several seconds. */
 const COHORTS = 32;
-/** Cohorts the fit needs, and how varied their sizes (the standard deviation over the mean): a slope read off one size is noise. */
+/** Cohorts the fit needs. */
 const FIT_MIN_COHORTS = 8;
-const FIT_MIN_SPREAD = 0.25;
 /**
- * How many standard errors the slope must stand clear of 0. Short prompts on a fast
- * engine cost a ms or two against steps that vary by more: fitted anyway, sixteen-token
- * cohorts read 5–26 tokens a ms on engines that prefill 232.
+ * Two cohorts give a slope where their sizes differ by this share of the mean size, and
+ * by FIT_MIN_TOKEN_GAP tokens, at least; the fit needs FIT_MIN_PAIRS such slopes. A slope
+ * read off near-equal sizes is the steps' noise over a few tokens: 256 tokens are ~1 ms
+ * on an engine prefilling 232 a ms, about what its steps vary by. Cohorts of a few
+ * sixteen-token prompts each, fitted, read 4–12 tokens a ms on engines that prefill 232
+ * (admission bench, `vllm short`).
  */
-const FIT_MIN_T = 3;
+const FIT_MIN_SIZE_GAP = 0.1;
+const FIT_MIN_TOKEN_GAP = 256;
+const FIT_MIN_PAIRS = 16;
+/** The share of those slopes that must be positive: where the steps' noise hides the prompts' cost, about half are. */
+const FIT_MIN_POSITIVE = 2 / 3;
 /**
  * Paced prompt tokens per replica before the engine's cost of them is known. Small: the
  * first wave of a flood goes before any measurement, and on an engine that prefilled ~13
@@ -45,9 +51,17 @@ interface Cohort {
  * one step: a cohort, of `x` tokens, whose wait `y` runs from the latest of their sends to
  * the first chunk. `y` is the host's round trip, the rest of the step under way, the
  * decodes sharing the step and the prefill, and only the last grows with `x`: the slope
- * of a least-squares line through the recent cohorts is the engine's time per prompt
- * token. Read as a rate (tokens over the whole wait) it took the decodes and the host
- * into the engine's prefill and read 40 tokens a ms for an engine prefilling 116.
+ * of `y` on `x` over the recent cohorts is the engine's time per prompt token. Read as a
+ * rate (tokens over the whole wait) it took the decodes and the host into the engine's
+ * prefill and read 40 tokens a ms for an engine prefilling 116. The slope is the median
+ * of the slopes between pairs of cohorts (Theil–Sen), not a least-squares line: a few
+ * cohorts that waited out a long step under way pulled the line, and a least-squares fit
+ * read 33–147 tokens a ms for an engine prefilling 232 (admission bench, `batch 64 long
+ * varied`). Held that low, the time budget let one long prompt through at a time, every
+ * cohort was then one prompt of near the same size, too alike to fit again, and the
+ * reading stayed for the rest of the run: over 100 runs of the two batch 64 cells, bronze
+ * read a median 0.73 of off, under 0.7 in 17 of 44, where a replica's reading was under
+ * 100 tokens a ms, and 0.82, never under 0.7, in the other 56.
  *
  * Prefill pacing bounds the lower bands' prompt tokens being prefilled per replica, and a
  * token count is a very different time on different engines (4,096 tokens are ~70 ms on
@@ -138,29 +152,31 @@ export class PrefillRate {
   }
 }
 
-/** The least-squares slope of y on x, or null where the cohorts are too few, too alike in size or too noisy to tell one from 0. */
+/**
+ * The median of the slopes between pairs of cohorts whose sizes differ enough (Theil–Sen),
+ * or null where the cohorts are too few, too alike in size or too noisy to tell a slope
+ * from 0 (fewer than FIT_MIN_POSITIVE of the slopes positive).
+ */
 function fitSlope(points: readonly { x: number; y: number }[]): number | null {
   const n = points.length;
   if (n < FIT_MIN_COHORTS) return null;
   let sx = 0;
-  let sy = 0;
-  for (const p of points) {
-    sx += p.x;
-    sy += p.y;
+  for (const p of points) sx += p.x;
+  const gap = Math.max((FIT_MIN_SIZE_GAP * sx) / n, FIT_MIN_TOKEN_GAP);
+  const slopes: number[] = [];
+  let positive = 0;
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const dx = points[j]!.x - points[i]!.x;
+      if (Math.abs(dx) < gap) continue;
+      const slope = (points[j]!.y - points[i]!.y) / dx;
+      slopes.push(slope);
+      if (slope > 0) positive++;
+    }
   }
-  const mx = sx / n;
-  const my = sy / n;
-  let vxx = 0;
-  let vxy = 0;
-  for (const p of points) {
-    vxx += (p.x - mx) ** 2;
-    vxy += (p.x - mx) * (p.y - my);
-  }
-  if (vxx / n < (FIT_MIN_SPREAD * mx) ** 2) return null;
-  const slope = vxy / vxx;
-  let residuals = 0;
-  for (const p of points) residuals += (p.y - my - slope * (p.x - mx)) ** 2;
-  const se = Math.sqrt(residuals / (n - 2) / vxx);
-  if (slope < FIT_MIN_T * se) return null;
-  return Math.max(MIN_MS_PER_TOKEN, slope);
+  if (slopes.length < FIT_MIN_PAIRS || positive < FIT_MIN_POSITIVE * slopes.length) return null;
+  slopes.sort((a, b) => a - b);
+  const mid = slopes.length >> 1;
+  const median = slopes.length % 2 === 1 ? slopes[mid]! : (slopes[mid - 1]! + slopes[mid]!) / 2;
+  return Math.max(MIN_MS_PER_TOKEN, median);
 }
