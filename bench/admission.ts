@@ -196,6 +196,56 @@
 // as late, the host's cores saturated by ~270 streams of a 256-slot engine and ~1,100
 // queued clients).
 //
+// Where bronze goes in the platinum-first cells, traced after that (access log; `batch 64
+// long varied`, learnt and size configured, one logged run a build): while the flood sent,
+// 78–99 bronze completions/s against 163–173 with admission off (0.5–0.6); in its drain,
+// platinum gone but the first band still active for 60 s, 176–191 against 254–261
+// (0.7–0.75). The criterion counts both. Each engine of 64 ran 15–20 bronze requests with
+// ~2 prompts awaiting a first token (the pacing budget: two of these prompts), against 64
+// running and ~200 queued off; and the gate (`firstBandPrefilling`) shut each replica to
+// bronze for 27% of the run there, 41–43% in `vllm long, size configured` (bronze 0.79 /
+// 0.67). Tried against the gate and not adopted: opening it once every prompt that awaited
+// a first chunk on the replica when the platinum request was sent has had one, ≥3 ms after
+// the send (an FCFS engine forms its next step as it ends one, so platinum's step is then
+// formed). The gap between a replica's last bronze first chunk and its next bronze send,
+// nothing prefilling, fell from 13–18 ms to 1–4 ms (p50), but over two interleaved rounds
+// of the eight `vllm long` and `batch 64` cells (16 runs each) bronze read median 0.85 /
+// 0.78 against 0.81 / 0.81, over twin p99 47 / 69 ms against 52 / 51; the logged pair
+// 0.85 / 0.66 against 0.80 / 0.73. The replica stays shut mostly through platinum bursts
+// (Poisson arrivals put 10–20 platinum prompts in flight on one replica, each send
+// closing it again), and otherwise the pacing budget binds. What would trade better is
+// the budget itself following platinum's first tokens against their idle value, growing
+// while they hold and halving when they do not, rather than a fixed 25 ms; not built.
+// A shorter first-band window would lift the drain's figure and take pacing from sparse
+// interactive traffic, which it protects; not done.
+//
+// What moved bronze between runs of one build was the engine's prefill rate as llmgw fitted
+// it (`prefill tok/ms`; the sim at speed 4 prefills 232 tokens a ms). Over 100 runs of the
+// two batch 64 cells across the builds above, where a replica's fit read under 100 tokens
+// a ms, bronze was a median 0.73 of off and under 0.7 in 17 of 44; where both read 100 or
+// more, 0.82 and never under 0.7 in 56 — the dip called unexplained above among them. A
+// least-squares line through the cohorts (wait on tokens) was pulled by the few that
+// waited out a long step, and read as low as 33; at 25 ms of that, one long prompt went
+// at a time, every cohort was then one prompt of near the same size, too alike to fit
+// again, and the low reading held to the end of the run (cohorts logged: 73 tokens a ms
+// from 5.8 s on in one run). The fit is now the median of the slopes between pairs of
+// cohorts whose sizes differ by a tenth and by 256 tokens or more (Theil–Sen), at least 16
+// of them and two thirds positive. On the last 32 cohorts of each of the eight engines logged, it read
+// 165–347 where the line read 92–626. Two interleaved rounds of the long, batch 64 and
+// host-bound cells (20 runs a build each): the speed-4 cells' fits median 152 / 206 before, min 36 / 60, under
+// 100 in 6 of 28 and 4 of 24; after, median 218 / 227, min 88 / 122, under 100 in 1 of 28
+// and 0 of 28. Bronze median 0.85 / 0.83 against 0.84 / 0.82, lowest 0.53 / 0.77 against
+// 0.73 / 0.75; over twin p99 median 53.4 / 52.1 ms against 50.0 / 54.0; `batch 64 long
+// varied, size configured` bronze 0.70, 0.53, 0.82, 0.83 before, 0.82, 0.83, 0.89, 0.88
+// after. The speed-1 and host-bound fits (58 and ~13 a ms) read as before (46–73 /
+// 50–66; 8–13 / 10–12). Those rounds ran without the 256-token floor on a pair's gap; one
+// round of the other cells then fitted cohorts of a few sixteen-token prompts at 3.7–12
+// tokens a ms in every `vllm short` run (the line had fitted 0.6–5.7 in 4 of 8 readings,
+// left the rest to the slow start). With the floor, one interleaved run each of the
+// `vllm short`, `batch 256` and `batch 64` cells: no short cell fitted (3 of 12 readings
+// did before, at 2.7–5.7); `batch 256 varied` (116 a ms) 80 / 86 against 45 / 89, the
+// batch 64 cells 191–370 against 59–243; bronze 0.72–1.0 against 0.70–0.96.
+//
 // The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
 // per replica now (`EndpointState.lowerPrefilling`, the scheduler's `keepLeastPrefilling`).
@@ -948,6 +998,9 @@ interface RunFigures {
   off: number;
   /** Bronze completions/s over admission off's. */
   bronze: number;
+  /** The same while the flood sends, and in its drain after (`bronzeSplit`). */
+  bronzeSending: number;
+  bronzeDrain: number;
   bronzeOk: number;
   /** Why bronze requests failed; empty when every one completed. */
   bronzeLost: string[];
@@ -975,12 +1028,31 @@ function figuresOf(r: CellResult, run: OnRun): RunFigures {
     overTwin: run.floor === null ? null : pairedExcess(run.flood, run.floor.flood).p99,
     off: ttfts(r.off.platinum).p99 / alone.p99,
     bronze: bronze.rps / offBronze.rps,
+    ...bronzeSplit(run.bronze, r.off.bronze, LEAD_MS + r.plan.phaseMs),
     bronzeOk: bronze.ok,
     bronzeLost: bronze.errors === 0 ? [] : bronze.errorKinds,
     platErrors: run.alone.length + run.flood.length - alone.n - during.n,
     capacity: capacityText(run.capacity, run.bronze.startAt, r.cell.sim.maxNumSeqs, r.cell.sizeConfigured === true),
     recalled: run.capacity.recalled === null ? '-' : String(run.capacity.recalled),
     prefill: prefillText(run.capacity),
+  };
+}
+
+/**
+ * Bronze completions/s over admission off's while the flood sends (its first `sendMs`,
+ * when platinum runs beside it) and in its drain (the requests it left outstanding): the
+ * trade admission makes is in the first; in the second pacing still holds, as the first
+ * band counts as active for a minute after its last request.
+ */
+function bronzeSplit(on: Flood, off: Flood, sendMs: number): { bronzeSending: number; bronzeDrain: number } {
+  const rate = (f: Flood, from: number, to: number): number => {
+    let n = 0;
+    for (const s of f.samples) if (s.error === undefined && s.startMs + s.totalMs >= from && s.startMs + s.totalMs < to) n++;
+    return (n * 1000) / Math.max(1, to - from);
+  };
+  return {
+    bronzeSending: rate(on, 0, sendMs) / rate(off, 0, sendMs),
+    bronzeDrain: rate(on, sendMs, on.wallMs + 1) / rate(off, sendMs, off.wallMs + 1),
   };
 }
 
@@ -1057,6 +1129,7 @@ function printResults(passes: readonly (readonly CellResult[])[]): void {
           f.overTwin === null ? '-' : fmtNum(f.overTwin),
           fmtRatio(f.off),
           fmtRatio(f.bronze),
+          `${fmtRatio(f.bronzeSending)} / ${fmtRatio(f.bronzeDrain)}`,
           f.bronzeLost.length === 0 ? `yes (${f.bronzeOk})` : `no: ${f.bronzeLost.join(', ')}`,
           f.capacity,
           f.prefill,
@@ -1068,7 +1141,7 @@ function printResults(passes: readonly (readonly CellResult[])[]): void {
     ),
   );
   printTable(
-    ['cell', 'order', ...(repeat > 1 ? ['pass'] : []), 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'over twin p99', 'off ×p99', 'bronze vs off', 'bronze all done', 'capacity learnt', 'prefill tok/ms', 'recalled', 'budget', 'over floor'],
+    ['cell', 'order', ...(repeat > 1 ? ['pass'] : []), 'plat n', 'alone p50', 'alone p99', 'flood p50', 'flood p99', '×p99', 'floor ×p99', '× over floor', 'over twin p99', 'off ×p99', 'bronze vs off', 'sending / drain', 'bronze all done', 'capacity learnt', 'prefill tok/ms', 'recalled', 'budget', 'over floor'],
     rows,
     2,
   );
@@ -1079,6 +1152,7 @@ function printResults(passes: readonly (readonly CellResult[])[]): void {
       "over twin p99: under the flood, each platinum request's TTFT less its twin's, p99 (ms): what sharing the cell's engines cost it beyond the machine's moment.",
       `off ×p99: the same flood through a server with admission off, over the alone p99 (what admission has to beat).`,
       `bronze vs off: bronze completions/s under the same flood and platinum load over admission off's (budget ≥ ${BRONZE_BUDGET}×).`,
+      'sending / drain: the same while the flood sends (platinum beside it, but for bronze-first\'s lead) and in the drain of what it left outstanding, where pacing still holds (the first band counts as active for a minute after its last request).',
       'bronze all done: every bronze request the flood sent completed, queued ones included (a refused one counts against it).',
       'capacity learnt: per endpoint, the batchCapacity llmgw holds at the end and how many s after the flood began it first held one (< 0: before; ≠: not the engine\'s max_num_seqs); "known" where the cell gives it in the config (endpoints[].max_num_seqs); "published" where llmgw read it from the engine (SGLang\'s /server_info).',
       "prefill tok/ms: per endpoint, the engine's prefill rate llmgw had fitted by the end (`ctl endpoints`), which holds paced prefill to router.admission.prefill_ms_per_replica of it; '-': not known (the slow start held).",
