@@ -98,6 +98,17 @@
 // through 'data' events instead of the body's async iterator saves ~2 µs a chunk (~60 µs
 // a 33-chunk answer, a microbench): not the lever. The refresh scrapes between polls
 // were 49 in a run: not one either.
+//
+// Checked again on zipf-1.2, ring 0 against llmgw, one process each (CPU per request
+// after start-up, /proc): the proxy 4.3–5.4 ms (main thread 3.4–4.3), llmgw 5.7–7.7
+// (4.3–5.9) over six runs; p90 32.8–36.9 against 35.2–43.7. By the innermost of its own
+// frames, llmgw's main thread spends ~0.7 ms a request in its code (validation, hashing,
+// admission, scheduling, the usage tap, postMessage) against the proxy's ~0.36 (its body
+// parse), the rest in Node's streams and sockets and GC; its worker ~0.45 ms, most of it
+// undici under the scrapes. Tried and no different: the front on a core of its own, the
+// engines and the client on the other (as a gateway runs apart from its engines), p90
+// 38.3 / 38.3 against 40.6 / 34.7; `--max-semi-space-size=32` on llmgw, CPU per request
+// 6.9 / 7.0 / 7.0 against 6.7 / 6.6 / 7.1.
 
 import { countFromEnv, fmtNum, fmtRatio, fmtSpread, listFromEnv, median, printTable, type Suite, type TableRow } from './harness.js';
 import { playConversation, TENANT_HEADER, tenantOf, type TurnRecord } from './load/chat-client.js';
