@@ -244,7 +244,13 @@
 // left the rest to the slow start). With the floor, one interleaved run each of the
 // `vllm short`, `batch 256` and `batch 64` cells: no short cell fitted (3 of 12 readings
 // did before, at 2.7–5.7); `batch 256 varied` (116 a ms) 80 / 86 against 45 / 89, the
-// batch 64 cells 191–370 against 59–243; bronze 0.72–1.0 against 0.70–0.96.
+// batch 64 cells 191–370 against 59–243; bronze 0.72–1.0 against 0.70–0.96. The whole
+// matrix, one interleaved run of each build (load average ~2): bronze median 0.85 against
+// 0.86, lowest 0.79 against 0.57, under 0.7 in no run against two; over twin p99 median
+// 40.0 against 41.2 ms; outside the budget over the floor 3 of 38 against 4 (`vllm long,
+// budget 2048` bronze-first 1.5×, `live gauges long` platinum-first 1.9×, `batch 8 mixed`
+// platinum-first 1.5×); the fits of the speed-4 cells median 222 against 161, none under
+// 100 against 14 of 52 readings.
 //
 // The round before: prefill pacing counted per model let two prompts go to one engine while the
 // other was kept clear for platinum or simply picked less; they shared its next step. Kept
